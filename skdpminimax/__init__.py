@@ -1,0 +1,7 @@
+"""skdpminimax: differentially private minimax learning as scikit-learn estimators."""
+
+from skdpminimax._version import __version__
+from skdpminimax.estimators import DPAUCMaximizer
+from skdpminimax.privacy import PrivacyBudget
+
+__all__ = ["__version__", "DPAUCMaximizer", "PrivacyBudget"]

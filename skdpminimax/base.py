@@ -1,0 +1,147 @@
+"""The one fit pipeline every private minimax estimator shares.
+
+``fit`` runs, in this order:
+
+1. validate parameters and data (clear errors; nothing spent, nothing mutated);
+2. resolve the solver and check, on a provisional objective, that it can be
+   calibrated for this budget (still nothing spent);
+3. spend the whole ``(epsilon, delta)`` on the accountant: before any release;
+4. release the data-dependent constants the objective needs (class ratio, group
+   sizes) with their declared slice of the budget, or take them as public;
+5. build the objective, hand it to the solver with the rest of the budget;
+6. map the private solution to fitted attributes.
+
+Subclasses implement the task-specific steps (:meth:`_validate_targets`,
+:meth:`_public_constants`, :meth:`_private_constants`, :meth:`_make_objective`,
+:meth:`_set_fitted`). A fit interrupted after step 3 has spent its budget: the
+accountant is charged before data are touched, as a ledger must be.
+"""
+
+import warnings
+from numbers import Real
+
+import numpy as np
+from diffprivlib.accountant import BudgetAccountant
+from diffprivlib.utils import PrivacyLeakWarning
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import HasMethods, Interval
+
+from skdpminimax._compat import validate_data
+from skdpminimax.objectives.base import SaddleData
+from skdpminimax.privacy.budget import PrivacyBudget, resolve_accountant
+from skdpminimax.privacy.mechanisms import clip_rows
+from skdpminimax.solvers import resolve_solver
+
+__all__ = ["DPMinimaxEstimator", "resolve_rng"]
+
+
+def resolve_rng(random_state):
+    """One numpy ``Generator`` for the whole fit; never numpy's global state.
+
+    ``None`` gives fresh OS entropy; an int seeds a new Generator; a ``RandomState``
+    is used only to draw a seed; a ``Generator`` is used as is.
+    """
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
+    return np.random.default_rng(random_state)
+
+
+class DPMinimaxEstimator(BaseEstimator):
+    """Base class: parameters shared by every estimator and the fit pipeline.
+
+    Shared parameters: ``epsilon``, ``delta``, ``data_norm``, ``solver``,
+    ``accountant``, ``random_state`` (meanings as in diffprivlib).
+    """
+
+    _parameter_constraints = {
+        "epsilon": [Interval(Real, 0, None, closed="right")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "data_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "solver": [str, HasMethods(["solve", "calibrate"])],
+        "accountant": [BudgetAccountant, None],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
+    # ---- scikit-learn plumbing ----------------------------------------------
+    def __sklearn_clone__(self):
+        # clone() deep-copies parameters, which would split a user's ledger into
+        # copies; the accountant is shared on purpose, so every clone spends on it.
+        new = super().__sklearn_clone__()
+        new.accountant = self.accountant
+        return new
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False
+        return tags
+
+    # ---- the pipeline --------------------------------------------------------
+    def _fit(self, X, y, **task_data):
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False,
+                             ensure_min_samples=2)
+        targets, task_data = self._validate_targets(X, y, **task_data)
+        budget = PrivacyBudget(self.epsilon, self.delta)
+        accountant = resolve_accountant(self.accountant)
+        accountant.check(budget.epsilon, budget.delta)
+        solver = resolve_solver(self.solver)
+        data_norm = self._resolve_data_norm(X)
+        constants_budget, train_budget = self._split_budget(budget)
+
+        # Dry run on public constants: a solver that cannot be calibrated for this
+        # budget fails here, before anything is spent.
+        probe = self._make_objective(X.shape[1], data_norm, self._public_constants(targets, task_data))
+        solver.calibrate(probe, X.shape[0], train_budget)
+
+        accountant.spend(budget.epsilon, budget.delta)
+        rng = resolve_rng(self.random_state)
+        constants = self._private_constants(targets, task_data, constants_budget, rng)
+        objective = self._make_objective(X.shape[1], data_norm, constants)
+        data = SaddleData(clip_rows(X, data_norm), targets, task_data.get("groups"))
+        result = solver.solve(objective, data, train_budget, rng)
+
+        self.solver_ = solver
+        self.objective_ = objective
+        self.data_norm_ = data_norm
+        self.n_iter_ = int(result.n_iter)
+        self.calibration_ = result.calibration
+        self.privacy_spent_ = budget
+        self._set_fitted(result, objective, constants)
+        return self
+
+    def _resolve_data_norm(self, X):
+        if self.data_norm is not None:
+            return float(self.data_norm)
+        warnings.warn(
+            "data_norm has not been specified and will be calculated on the data provided. "
+            "This will result in additional privacy leakage. To ensure differential privacy "
+            "and no additional privacy leakage, specify `data_norm` at initialisation.",
+            PrivacyLeakWarning,
+        )
+        norm = float(np.linalg.norm(X, axis=1).max())
+        return norm if norm > 0 else 1.0
+
+    def _split_budget(self, budget):
+        """``(slice for data-dependent constants or None, rest for the solver)``."""
+        return None, budget
+
+    # ---- task hooks ----------------------------------------------------------
+    def _validate_targets(self, X, y, **task_data):
+        """Check and encode ``y`` (and task data); return ``(targets, task_data)``."""
+        raise NotImplementedError
+
+    def _public_constants(self, targets, task_data):
+        """Constants for the calibration dry run, from public information only."""
+        raise NotImplementedError
+
+    def _private_constants(self, targets, task_data, budget, rng):
+        """Constants the objective needs: public ones, or private releases."""
+        raise NotImplementedError
+
+    def _make_objective(self, n_features, data_norm, constants):
+        raise NotImplementedError
+
+    def _set_fitted(self, result, objective, constants):
+        raise NotImplementedError

@@ -1,0 +1,202 @@
+"""Saddle objectives: ``min_{w in W} max_{v in V} (1/n) sum_i f(w, v; z_i) + r(w, v)``.
+
+An objective holds no data. It knows its sets, its per-example data term ``f`` and
+its data-free term ``r`` (regularisers, known constants), and it states bounds on
+the per-example gradients of ``f`` that follow from *public* quantities only
+(declared ``data_norm``, projection radii). Solvers clip to these bounds or below,
+so the bounds are what privacy rests on.
+"""
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from skdpminimax.privacy.mechanisms import clipped_sum
+
+__all__ = ["SaddleData", "SaddleObjective", "RegularizedObjective"]
+
+
+class SaddleData:
+    """The validated training data handed to a solver.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Features, rows already clipped to the declared ``data_norm``.
+    y : ndarray of shape (n_samples,), optional
+        Targets in the encoding the objective expects.
+    groups : ndarray of shape (n_samples,), optional
+        Integer group codes in ``[0, n_groups)``.
+    aux : ndarray of shape (n_samples, k), optional
+        Per-example constants an objective precomputes once per fit
+        (:meth:`SaddleObjective.prepare`), gathered with the batch.
+    """
+
+    __slots__ = ("X", "y", "groups", "aux")
+
+    def __init__(self, X, y=None, groups=None, aux=None):
+        self.X = X
+        self.y = y
+        self.groups = groups
+        self.aux = aux
+
+    @property
+    def n_samples(self):
+        return self.X.shape[0]
+
+    def take(self, idx):
+        """Rows ``idx`` (``None`` means all rows)."""
+        if idx is None:
+            return self
+        return SaddleData(
+            self.X.take(idx, axis=0),
+            None if self.y is None else self.y.take(idx),
+            None if self.groups is None else self.groups.take(idx),
+            None if self.aux is None else self.aux.take(idx, axis=0),
+        )
+
+
+class SaddleObjective(ABC):
+    """Base class of saddle objectives; subclass it to bring your own.
+
+    Subclasses set ``primal_set`` and ``dual_set`` (see :mod:`skdpminimax.sets`)
+    and implement :meth:`init_params`, :meth:`per_example_values`,
+    :meth:`per_example_grads` and :meth:`lipschitz`. Override :meth:`reg_value` /
+    :meth:`reg_grad` for data-free terms (they are never clipped nor noised), and
+    :meth:`smoothness` / :meth:`strong_convexity` where known.
+    """
+
+    primal_set = None
+    dual_set = None
+
+    @abstractmethod
+    def init_params(self, rng=None):
+        """Initial ``(w, v)``: data-independent."""
+
+    @abstractmethod
+    def per_example_values(self, w, v, data):
+        """``f(w, v; z_i)`` for every row of ``data``: shape ``(m,)``."""
+
+    @abstractmethod
+    def per_example_grads(self, w, v, data):
+        """Gradients of ``f(w, v; z_i)``: arrays of shape ``(m, dim w)`` and ``(m, dim v)``."""
+
+    @abstractmethod
+    def lipschitz(self):
+        """``(G_w, G_v)``: bounds on ``||grad_w f||`` and ``||grad_v f||`` per example.
+
+        They must hold for every example allowed by the public bounds and every point
+        of ``primal_set x dual_set``; ``np.inf`` when no such bound exists (then a
+        gradient-perturbation solver needs explicit clip norms).
+        """
+
+    def prepare(self, data):
+        """Return ``data`` with per-example constants precomputed (default: unchanged).
+
+        Solvers call it once before iterating; only parameter-free, per-example
+        quantities belong here (nothing aggregated over examples).
+        """
+        return data
+
+    def reg_value(self, w, v):
+        """Data-free part ``r(w, v)`` of the objective."""
+        return 0.0
+
+    def reg_grad(self, w, v):
+        """Gradient of the data-free part."""
+        return np.zeros_like(w), np.zeros_like(v)
+
+    def smoothness(self):
+        """Lipschitz constant of the gradient map (``np.inf`` if unknown)."""
+        return np.inf
+
+    def strong_convexity(self):
+        """``(mu_w, mu_v)``: certified strong convexity in w and strong concavity in v."""
+        return 0.0, 0.0
+
+    # ---- derived quantities -------------------------------------------------
+    def value(self, w, v, data):
+        """Empirical objective ``(1/n) sum_i f(w, v; z_i) + r(w, v)``."""
+        return float(np.mean(self.per_example_values(w, v, data)) + self.reg_value(w, v))
+
+    def grad(self, w, v, data):
+        """Gradient of :meth:`value` with respect to ``w`` and ``v``."""
+        gw, gv = self.per_example_grads(w, v, data)
+        rw, rv = self.reg_grad(w, v)
+        return gw.mean(axis=0) + rw, gv.mean(axis=0) + rv
+
+    def clipped_grad_sums(self, w, v, data, clip_w, clip_v):
+        """Sums over ``data`` of per-example gradients clipped per block.
+
+        Override when the per-example gradients have structure that makes their
+        norms cheaper than materialising them (e.g. rank-one layers).
+        """
+        gw, gv = self.per_example_grads(w, v, data)
+        return clipped_sum(gw, clip_w), clipped_sum(gv, clip_v)
+
+    def regularized(self, lam_w, lam_v=None, center_w=None, center_v=None):
+        """This objective plus ``lam_w/2 ||w - center_w||^2 - lam_v/2 ||v - center_v||^2``."""
+        return RegularizedObjective(self, lam_w, lam_w if lam_v is None else lam_v,
+                                    center_w, center_v)
+
+    @property
+    def n_primal(self):
+        return int(np.size(self.init_params()[0]))
+
+    @property
+    def n_dual(self):
+        return int(np.size(self.init_params()[1]))
+
+
+class RegularizedObjective(SaddleObjective):
+    """``base + lam_w/2 ||w - c_w||^2 - lam_v/2 ||v - c_v||^2`` (a data-free term).
+
+    The data term, its per-example gradients and their bounds are the base's; the
+    added term raises strong convexity / concavity by ``lam_w`` / ``lam_v``.
+    """
+
+    def __init__(self, base, lam_w, lam_v, center_w=None, center_v=None):
+        if lam_w < 0 or lam_v < 0:
+            raise ValueError("Regularisation weights must be >= 0.")
+        self.base = base
+        self.lam_w = float(lam_w)
+        self.lam_v = float(lam_v)
+        w0, v0 = base.init_params()
+        self.center_w = np.zeros_like(w0) if center_w is None else np.asarray(center_w, float)
+        self.center_v = np.zeros_like(v0) if center_v is None else np.asarray(center_v, float)
+        self.primal_set = base.primal_set
+        self.dual_set = base.dual_set
+
+    def init_params(self, rng=None):
+        return self.base.init_params(rng)
+
+    def per_example_values(self, w, v, data):
+        return self.base.per_example_values(w, v, data)
+
+    def per_example_grads(self, w, v, data):
+        return self.base.per_example_grads(w, v, data)
+
+    def clipped_grad_sums(self, w, v, data, clip_w, clip_v):
+        return self.base.clipped_grad_sums(w, v, data, clip_w, clip_v)
+
+    def prepare(self, data):
+        return self.base.prepare(data)
+
+    def lipschitz(self):
+        return self.base.lipschitz()
+
+    def reg_value(self, w, v):
+        dw, dv = w - self.center_w, v - self.center_v
+        return (self.base.reg_value(w, v) + 0.5 * self.lam_w * float(dw @ dw)
+                - 0.5 * self.lam_v * float(dv @ dv))
+
+    def reg_grad(self, w, v):
+        rw, rv = self.base.reg_grad(w, v)
+        return rw + self.lam_w * (w - self.center_w), rv - self.lam_v * (v - self.center_v)
+
+    def smoothness(self):
+        return self.base.smoothness() + max(self.lam_w, self.lam_v)
+
+    def strong_convexity(self):
+        mw, mv = self.base.strong_convexity()
+        return mw + self.lam_w, mv + self.lam_v

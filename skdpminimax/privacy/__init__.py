@@ -1,0 +1,35 @@
+"""The privacy layer: budgets, samplers, noise calibration and shared mechanisms."""
+
+from skdpminimax.privacy.budget import PrivacyBudget, check_epsilon_delta, resolve_accountant
+from skdpminimax.privacy.calibration import (
+    NoiseCalibration,
+    analytic_gaussian_sigma,
+    calibrate_noise_multiplier,
+    certified_epsilon,
+    split_noise_multiplier,
+)
+from skdpminimax.privacy.mechanisms import clip_rows, clipped_sum, private_count
+from skdpminimax.privacy.samplers import (
+    FullBatch,
+    PoissonSampler,
+    WithoutReplacementSampler,
+    make_sampler,
+)
+
+__all__ = [
+    "PrivacyBudget",
+    "check_epsilon_delta",
+    "resolve_accountant",
+    "NoiseCalibration",
+    "analytic_gaussian_sigma",
+    "calibrate_noise_multiplier",
+    "certified_epsilon",
+    "split_noise_multiplier",
+    "clip_rows",
+    "clipped_sum",
+    "private_count",
+    "FullBatch",
+    "PoissonSampler",
+    "WithoutReplacementSampler",
+    "make_sampler",
+]

@@ -1,0 +1,85 @@
+"""Privacy budgets and the ledger they are spent on.
+
+A :class:`PrivacyBudget` is an ``(epsilon, delta)`` pair. Within one ``fit`` it is
+split by basic composition (a slice for a private statistic such as the class ratio,
+the rest for the solver); across fits it is spent on a diffprivlib
+:class:`~diffprivlib.BudgetAccountant`, which composes the entries.
+"""
+
+from dataclasses import dataclass
+from numbers import Real
+
+import numpy as np
+from diffprivlib.accountant import BudgetAccountant
+
+__all__ = ["PrivacyBudget", "check_epsilon_delta", "resolve_accountant"]
+
+
+def check_epsilon_delta(epsilon, delta):
+    """Validate a target ``(epsilon, delta)``; raise a clear error otherwise.
+
+    ``epsilon`` must be a positive real number (``np.inf`` means no privacy) and
+    ``delta`` must lie in the open interval (0, 1).
+    """
+    if isinstance(epsilon, bool) or not isinstance(epsilon, Real) or np.isnan(epsilon):
+        raise TypeError(f"epsilon must be a positive real number, got {epsilon!r}.")
+    if isinstance(delta, bool) or not isinstance(delta, Real) or np.isnan(delta):
+        raise TypeError(f"delta must be a real number in (0, 1), got {delta!r}.")
+    if epsilon <= 0:
+        raise ValueError(f"epsilon must be > 0 (np.inf for no privacy), got {epsilon}.")
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must be in the open interval (0, 1), got {delta}.")
+
+
+@dataclass(frozen=True)
+class PrivacyBudget:
+    """An ``(epsilon, delta)`` differential-privacy budget.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy loss bound, > 0. ``np.inf`` means the computation is not private.
+    delta : float
+        Failure probability, in (0, 1).
+    """
+
+    epsilon: float
+    delta: float
+
+    def __post_init__(self):
+        check_epsilon_delta(self.epsilon, self.delta)
+
+    @property
+    def is_private(self):
+        """Whether this budget asks for a finite epsilon."""
+        return bool(np.isfinite(self.epsilon))
+
+    def split(self, fraction):
+        """Split off ``fraction`` of epsilon as a pure-DP slice (basic composition).
+
+        Returns ``(slice, rest)`` where ``slice = (fraction * epsilon, 0)`` and
+        ``rest = ((1 - fraction) * epsilon, delta)``; their sum is this budget.
+        """
+        if not 0 < fraction < 1:
+            raise ValueError(f"fraction must be in (0, 1), got {fraction}.")
+        if not self.is_private:
+            return PrivacyBudget(np.inf, self.delta), self
+        first = fraction * self.epsilon
+        return _PureBudget(first), PrivacyBudget(self.epsilon - first, self.delta)
+
+
+@dataclass(frozen=True)
+class _PureBudget:
+    """A pure epsilon-DP slice (delta = 0), used for counting queries."""
+
+    epsilon: float
+    delta: float = 0.0
+
+    @property
+    def is_private(self):
+        return bool(np.isfinite(self.epsilon))
+
+
+def resolve_accountant(accountant):
+    """Return the ledger to spend on: the user's, or diffprivlib's default one."""
+    return BudgetAccountant.load_default(accountant)

@@ -1,0 +1,180 @@
+"""Batch samplers, each paired with the privacy-accounting event it justifies.
+
+The sampler a solver draws its batches from is the *same object* that tells the
+accountant how the data were sampled, so the code cannot use one scheme and
+account for another.
+
+=====================  ==================  ============================  ==========
+sampler                neighbouring        sensitivity of a clipped sum  accounting
+=====================  ==================  ============================  ==========
+``FullBatch``          replace-one         2 C                           PLD / RDP
+``PoissonSampler``     add/remove-one      C                             PLD / RDP
+``WithoutReplacement`` replace-one         2 C                           RDP (WBK)
+=====================  ==================  ============================  ==========
+
+``C`` is the per-example clip norm of a block. In every case ``n_samples`` is
+treated as public.
+"""
+
+import math
+
+import dp_accounting
+import numpy as np
+
+__all__ = ["FullBatch", "PoissonSampler", "WithoutReplacementSampler", "make_sampler"]
+
+# Steps whose batches are drawn at once: bounds memory for long runs.
+_CHUNK_STEPS = 1024
+
+
+class _Sampler:
+    """Common interface: ``batches(rng, n_steps)`` and ``dp_event(noise_multiplier)``."""
+
+    name = None
+    neighboring_relation = None
+    sensitivity_factor = None  # clipped-sum sensitivity in units of the clip norm
+    accountings = ("pld", "rdp")
+
+    def __init__(self, n_samples, batch_size=None):
+        self.n_samples = int(n_samples)
+        self.batch_size = self.n_samples if batch_size is None else int(batch_size)
+        if self.n_samples < 1:
+            raise ValueError("n_samples must be >= 1.")
+        if not 1 <= self.batch_size <= self.n_samples:
+            raise ValueError(
+                f"batch_size must be in [1, n_samples={self.n_samples}], got {self.batch_size}."
+            )
+
+    @property
+    def sample_rate(self):
+        return self.batch_size / self.n_samples
+
+    @property
+    def normalizer(self):
+        """The fixed number a noisy gradient sum is divided by (never the realised size)."""
+        return self.batch_size
+
+    def key(self):
+        """Hashable description, used to cache calibrations."""
+        return (self.name, self.n_samples, self.batch_size)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(n_samples={self.n_samples}, batch_size={self.batch_size})"
+
+
+class FullBatch(_Sampler):
+    """Every step uses all ``n`` examples (DP-GDA). Replace-one neighbours."""
+
+    name = "full"
+    neighboring_relation = "replace-one"
+    sensitivity_factor = 2.0
+
+    def __init__(self, n_samples, batch_size=None):
+        super().__init__(n_samples, None)
+
+    def batches(self, rng, n_steps):
+        for _ in range(n_steps):
+            yield None  # None means "all rows"
+
+    def dp_event(self, noise_multiplier):
+        # Non-subsampled Gaussian: the relation only enters through the sensitivity
+        # (2C, folded into the multiplier), so the event is a plain Gaussian.
+        return dp_accounting.GaussianDpEvent(noise_multiplier)
+
+
+class PoissonSampler(_Sampler):
+    """Each example joins each batch independently with probability ``q = m / n``.
+
+    Add/remove-one neighbours; the noisy sum is divided by the expected batch size
+    ``m``, not by the realised one.
+    """
+
+    name = "poisson"
+    neighboring_relation = "add/remove-one"
+    sensitivity_factor = 1.0
+
+    def batches(self, rng, n_steps):
+        n, q = self.n_samples, self.sample_rate
+        for first in range(0, n_steps, _CHUNK_STEPS):
+            steps = min(_CHUNK_STEPS, n_steps - first)
+            yield from self._chunk(rng, n, q, steps)
+
+    @staticmethod
+    def _chunk(rng, n, q, steps):
+        # Independent Bernoulli(q) trials over the stream of steps * n (step, example)
+        # pairs; the gaps between successes are i.i.d. geometric, so draw those.
+        total = steps * n
+        expected = total * q
+        gaps = rng.geometric(q, size=int(expected + 8 * math.sqrt(expected) + 16))
+        positions = np.cumsum(gaps) - 1
+        while positions[-1] < total:
+            more = np.cumsum(rng.geometric(q, size=max(16, len(gaps) // 8)))
+            positions = np.concatenate([positions, positions[-1] + more])
+        positions = positions[positions < total]
+        bounds = np.searchsorted(positions, np.arange(steps + 1) * n)
+        indices = positions % n
+        for t in range(steps):
+            yield indices[bounds[t] : bounds[t + 1]]
+
+    def dp_event(self, noise_multiplier):
+        return dp_accounting.PoissonSampledDpEvent(
+            self.sample_rate, dp_accounting.GaussianDpEvent(noise_multiplier)
+        )
+
+
+class WithoutReplacementSampler(_Sampler):
+    """Each batch is a uniformly random subset of exactly ``m`` examples.
+
+    Replace-one neighbours; accounted with the Wang-Balle-Kasiviswanathan RDP bound
+    (``dp_accounting.SampledWithoutReplacementDpEvent``), so only RDP applies.
+    """
+
+    name = "without_replacement"
+    neighboring_relation = "replace-one"
+    sensitivity_factor = 2.0
+    accountings = ("rdp",)
+
+    def batches(self, rng, n_steps):
+        n, m = self.n_samples, self.batch_size
+        for first in range(0, n_steps, _CHUNK_STEPS):
+            steps = min(_CHUNK_STEPS, n_steps - first)
+            if m * m <= n:
+                block = self._distinct_rows(rng, n, m, steps)
+            else:
+                block = np.stack([rng.choice(n, m, replace=False) for _ in range(steps)])
+            yield from block
+
+    @staticmethod
+    def _distinct_rows(rng, n, m, steps):
+        # Rejection sampling of whole rows: a row of m i.i.d. uniform indices is kept
+        # only if its entries are distinct, which makes it a uniform m-subset.
+        rows = rng.integers(0, n, size=(steps, m))
+        while True:
+            s = np.sort(rows, axis=1)
+            bad = np.flatnonzero((s[:, 1:] == s[:, :-1]).any(axis=1))
+            if bad.size == 0:
+                return rows
+            rows[bad] = rng.integers(0, n, size=(bad.size, m))
+
+    def dp_event(self, noise_multiplier):
+        return dp_accounting.SampledWithoutReplacementDpEvent(
+            self.n_samples, self.batch_size, dp_accounting.GaussianDpEvent(noise_multiplier)
+        )
+
+
+_SAMPLERS = {
+    cls.name: cls for cls in (FullBatch, PoissonSampler, WithoutReplacementSampler)
+}
+
+
+def make_sampler(name, n_samples, batch_size=None):
+    """Build the sampler called ``name`` (``'full'``, ``'poisson'``, ``'without_replacement'``).
+
+    ``batch_size=None`` (or ``>= n_samples``) always gives :class:`FullBatch`.
+    """
+    if batch_size is None or batch_size >= n_samples:
+        return FullBatch(n_samples)
+    try:
+        return _SAMPLERS[name](n_samples, batch_size)
+    except KeyError:
+        raise ValueError(f"Unknown sampler {name!r}; choose from {sorted(_SAMPLERS)}.") from None

@@ -1,0 +1,86 @@
+"""The solver interface every private saddle-point algorithm meets.
+
+A solver is a scikit-learn ``BaseEstimator`` (so ``solver__batch_size`` works in a
+grid search) with two methods:
+
+``calibrate(objective, n_samples, budget) -> NoiseCalibration``
+    Data-free: it sees the objective's public constants, ``n_samples`` and the
+    budget, never the data. Tests call it directly.
+
+``solve(objective, data, budget, rng, *, init=None) -> SolverResult``
+    Runs the private algorithm; its releases are ``budget``-DP by the calibration.
+
+Any object with these two methods can be passed as ``solver=`` (bring your own
+algorithm).
+"""
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+
+__all__ = ["PrivateSolver", "SolverResult", "register_solver", "resolve_solver", "SOLVERS"]
+
+
+@dataclass
+class SolverResult:
+    """What a solver releases (all of it private) and how it got there.
+
+    Attributes
+    ----------
+    w, v : ndarray
+        The released primal and dual points (averaged or last iterate).
+    n_iter : int
+        Iterations run (fixed in advance for private solvers).
+    calibration : NoiseCalibration or None
+        How the noise was calibrated.
+    n_grad_evals : int
+        Per-example gradient evaluations used.
+    info : dict
+        Solver-specific extras (e.g. last iterates, phase records).
+    """
+
+    w: np.ndarray
+    v: np.ndarray
+    n_iter: int
+    calibration: object = None
+    n_grad_evals: int = 0
+    info: dict = field(default_factory=dict)
+
+
+class PrivateSolver(BaseEstimator, ABC):
+    """Base class of private saddle-point solvers (see the module docstring)."""
+
+    @abstractmethod
+    def calibrate(self, objective, n_samples, budget):
+        """Noise calibration for ``n_samples`` examples and ``budget`` (data-free)."""
+
+    @abstractmethod
+    def solve(self, objective, data, budget, rng, *, init=None):
+        """Return a :class:`SolverResult` that is ``budget``-DP."""
+
+
+SOLVERS = {}
+
+
+def register_solver(name, factory):
+    """Make ``solver=name`` build ``factory()`` (a fresh, unfitted solver)."""
+    SOLVERS[name] = factory
+
+
+def resolve_solver(solver):
+    """A fresh solver from a registered name, or a clone of a solver object."""
+    if isinstance(solver, str):
+        try:
+            return SOLVERS[solver]()
+        except KeyError:
+            raise ValueError(
+                f"Unknown solver {solver!r}; choose from {sorted(SOLVERS)} or pass a solver object."
+            ) from None
+    if not (hasattr(solver, "solve") and hasattr(solver, "calibrate")):
+        raise TypeError(
+            "solver must be a registered name or an object with calibrate() and solve(), "
+            f"got {type(solver).__name__}."
+        )
+    return clone(solver) if isinstance(solver, BaseEstimator) else solver

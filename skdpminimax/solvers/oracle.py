@@ -1,0 +1,114 @@
+"""The noisy gradient oracle shared by every gradient-perturbation solver.
+
+One call releases the primal and dual blocks of one batch:
+
+    g_b = (clipped_sum_b(batch) + N(0, (z_b * s * C_b)^2 I)) / m + grad_b r(w, v)
+
+with ``C_b`` the block's clip norm, ``s`` the sampler's sensitivity factor
+(2 under replace-one, 1 under add/remove), ``z_b`` the block's share of the
+calibrated joint multiplier and ``m`` the sampler's fixed normaliser. The data-free
+part ``r`` is added exactly. The two blocks are one Gaussian release in whitened
+coordinates, which is how the calibration accounts for them.
+"""
+
+import math
+
+import numpy as np
+
+__all__ = ["NoisyGradientOracle", "resolve_clip_norms", "noise_shares"]
+
+# Noise for this many calls is drawn at once (fewer Generator calls per step).
+_NOISE_CHUNK = 512
+
+
+def resolve_clip_norms(objective, clip_w, clip_v):
+    """Clip norms actually used: the user's, capped by the objective's certified bounds.
+
+    Clipping at a certified Lipschitz bound changes nothing but makes the sensitivity
+    argument independent of that bound being right; clipping below it trades bias
+    for less noise. A block with neither bound cannot be made private.
+    """
+    g_w, g_v = objective.lipschitz()
+    out = []
+    for name, user, bound in (("clip_w", clip_w, g_w), ("clip_v", clip_v, g_v)):
+        c = min(math.inf if user is None else float(user), float(bound))
+        if not math.isfinite(c):
+            raise ValueError(
+                f"The objective has no finite gradient bound for this block; set {name}."
+            )
+        if c <= 0:
+            raise ValueError(f"{name} must be > 0.")
+        out.append(c)
+    return tuple(out)
+
+
+def noise_shares(allocation, dims, clips):
+    """How a step's joint privacy loss is split between the blocks.
+
+    ``"dimension"`` gives block ``b`` a share proportional to ``C_b sqrt(d_b)``,
+    which minimises the total noise energy ``sum_b d_b sigma_b^2`` for the joint
+    multiplier (a scalar dual block then takes more noise and the primal less);
+    ``"equal"`` gives every block the same multiplier; a float in (0, 1) is the dual
+    block's share. Public inputs only.
+    """
+    if allocation == "equal":
+        return (0.5, 0.5)
+    if allocation == "dimension":
+        weights = np.array([c * math.sqrt(d) for d, c in zip(dims, clips)])
+        return tuple(weights / weights.sum())
+    share_v = float(allocation)
+    if not 0 < share_v < 1:
+        raise ValueError(f"A numeric noise allocation is the dual share in (0, 1), got {share_v}.")
+    return (1.0 - share_v, share_v)
+
+
+class NoisyGradientOracle:
+    """Noisy clipped mean gradients ``(g_w, g_v)`` of a batch (see module docstring).
+
+    Parameters
+    ----------
+    objective : SaddleObjective
+    data : SaddleData
+    sampler : sampler from :mod:`skdpminimax.privacy.samplers`
+    block_multipliers : (float, float)
+        ``(z_w, z_v)`` from :func:`~skdpminimax.privacy.split_noise_multiplier`
+        (zeros mean no noise).
+    clip_w, clip_v : float
+        Per-example clip norms of the two blocks.
+    rng : numpy.random.Generator
+    """
+
+    def __init__(self, objective, data, sampler, block_multipliers, clip_w, clip_v, rng):
+        self.objective = objective
+        self.data = objective.prepare(data)
+        self.clip_w = clip_w
+        self.clip_v = clip_v
+        self.normalizer = float(sampler.normalizer)
+        z_w, z_v = block_multipliers
+        self.std_w = z_w * sampler.sensitivity_factor * clip_w
+        self.std_v = z_v * sampler.sensitivity_factor * clip_v
+        self.rng = rng
+        self.n_grad_evals = 0
+        self.n_calls = 0
+        self._noise = None
+
+    def _next_noise(self, dim_w, dim_v):
+        k = self.n_calls % _NOISE_CHUNK
+        if k == 0:
+            std = np.concatenate([np.full(dim_w, self.std_w), np.full(dim_v, self.std_v)])
+            self._noise = self.rng.standard_normal((_NOISE_CHUNK, dim_w + dim_v)) * std
+        row = self._noise[k]
+        return row[:dim_w], row[dim_w:]
+
+    def __call__(self, w, v, idx):
+        """Noisy gradients at ``(w, v)`` on rows ``idx`` (``None`` = all rows)."""
+        batch = self.data.take(idx)
+        sw, sv = self.objective.clipped_grad_sums(w, v, batch, self.clip_w, self.clip_v)
+        if self.std_w > 0:
+            nw, nv = self._next_noise(sw.size, sv.size)
+            sw = sw + nw
+            sv = sv + nv
+        self.n_calls += 1
+        self.n_grad_evals += batch.n_samples
+        rw, rv = self.objective.reg_grad(w, v)
+        return sw / self.normalizer + rw, sv / self.normalizer + rv
