@@ -1,0 +1,105 @@
+"""The square-loss AUC objective: gradients, public gradient bounds, closed-form optimum."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import check_grad
+
+from skdpminimax.objectives import SaddleData, SquareLossAUC
+from skdpminimax.privacy import clip_rows, clipped_sum
+
+
+def make_problem(seed, n=40, d=5, p=0.3, data_norm=2.0, radius=3.0, l2=0.1):
+    rng = np.random.default_rng(seed)
+    X = clip_rows(rng.normal(size=(n, d)), data_norm)
+    y = np.where(rng.random(n) < p, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    obj = SquareLossAUC(d, pos_ratio=p, data_norm=data_norm, radius=radius, l2_reg=l2)
+    return obj, SaddleData(X, y), rng
+
+
+def random_point(obj, rng):
+    w = obj.primal_set.project(rng.normal(size=obj.n_theta + 2) * 3)
+    v = obj.dual_set.project(rng.normal(size=1) * 3)
+    return w, v
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_gradients_match_finite_differences(seed):
+    obj, data, rng = make_problem(seed)
+    w, v = random_point(obj, rng)
+    for i in range(3):
+        row = data.take(np.array([i]))
+        gw, gv = obj.per_example_grads(w, v, row)
+        err_w = check_grad(lambda w_: obj.per_example_values(w_, v, row)[0],
+                           lambda w_: obj.per_example_grads(w_, v, row)[0][0], w)
+        err_v = check_grad(lambda v_: obj.per_example_values(w, v_, row)[0],
+                           lambda v_: obj.per_example_grads(w, v_, row)[1][0], v)
+        assert err_w < 1e-5 * max(1.0, np.linalg.norm(gw))
+        assert err_v < 1e-5 * max(1.0, np.linalg.norm(gv))
+    # full objective including the data-free term
+    err = check_grad(lambda w_: obj.value(w_, v, data), lambda w_: obj.grad(w_, v, data)[0], w)
+    assert err < 1e-5
+    err = check_grad(lambda v_: obj.value(w, v_, data), lambda v_: obj.grad(w, v_, data)[1], v)
+    assert err < 1e-5
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), p=st.floats(0.01, 0.99),
+       data_norm=st.floats(0.1, 10.0), radius=st.floats(0.1, 10.0))
+def test_per_example_gradients_never_exceed_lipschitz_bounds(seed, p, data_norm, radius):
+    rng = np.random.default_rng(seed)
+    d = 4
+    # rows anywhere in the data_norm ball, including on its boundary
+    X = rng.normal(size=(30, d))
+    X = X / np.linalg.norm(X, axis=1, keepdims=True) * data_norm * rng.uniform(0, 1, (30, 1)) ** 0.2
+    y = np.where(rng.random(30) < 0.5, 1.0, -1.0)
+    obj = SquareLossAUC(d, pos_ratio=p, data_norm=data_norm, radius=radius, l2_reg=0.5)
+    g_w, g_v = obj.lipschitz()
+    for _ in range(5):
+        # extreme points of the feasible set stress the bound
+        w, v = random_point(obj, rng)
+        w = obj.primal_set.project(w * 100)
+        v = obj.dual_set.project(v * 100)
+        gw, gv = obj.per_example_grads(w, v, SaddleData(X, y))
+        assert np.linalg.norm(gw, axis=1).max() <= g_w * (1 + 1e-9)
+        assert np.abs(gv).max() <= g_v * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("clip", [0.05, 0.5, 1e6])
+def test_fast_clipped_sums_equal_generic_clipping(clip):
+    obj, data, rng = make_problem(4)
+    w, v = random_point(obj, rng)
+    sw, sv = obj.clipped_grad_sums(w, v, data, clip, clip)
+    gw, gv = obj.per_example_grads(w, v, data)
+    np.testing.assert_allclose(sw, clipped_sum(gw, clip), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(sv, clipped_sum(gv, clip), rtol=1e-10, atol=1e-12)
+
+
+def test_closed_form_saddle_in_a_b_alpha():
+    # For fixed theta, with p = empirical ratio and no regularisation on (a, b):
+    # a* = E[h | y=1], b* = E[h | y=-1], alpha* = b* - a*, and the saddle value is
+    # p(1-p) (E[(1 - h(x) + h(x'))^2 | y=1, y'=-1] - 1).
+    rng = np.random.default_rng(5)
+    n, d = 60, 4
+    X = rng.normal(size=(n, d))
+    y = np.where(np.arange(n) < 18, 1.0, -1.0)
+    p = 18 / n
+    obj = SquareLossAUC(d, pos_ratio=p, data_norm=100.0, radius=100.0, l2_reg=0.0)
+    data = SaddleData(X, y)
+    theta = rng.normal(size=d)
+    h = X @ theta
+    a, b = h[y > 0].mean(), h[y < 0].mean()
+    w = np.concatenate([theta, [a, b]])
+    v = np.array([b - a])
+    gw, gv = obj.grad(w, v, data)
+    assert abs(gw[d]) < 1e-12 and abs(gw[d + 1]) < 1e-12  # stationary in a and b
+    assert abs(gv[0]) < 1e-12  # stationary in alpha
+    pairwise = np.mean((1 - h[y > 0][:, None] + h[y < 0][None, :]) ** 2)
+    assert obj.value(w, v, data) == pytest.approx(p * (1 - p) * (pairwise - 1), rel=1e-10)
+
+
+def test_invalid_pos_ratio():
+    with pytest.raises(ValueError, match="pos_ratio"):
+        SquareLossAUC(3, pos_ratio=1.0, data_norm=1.0, radius=1.0)

@@ -1,0 +1,66 @@
+"""Samplers draw what their accounting event assumes."""
+
+import numpy as np
+import pytest
+
+from skdpminimax.privacy import FullBatch, PoissonSampler, WithoutReplacementSampler, make_sampler
+
+
+def test_poisson_inclusion_is_independent_bernoulli():
+    n, m, T = 200, 20, 3000
+    rng = np.random.default_rng(0)
+    counts = np.zeros(n)
+    sizes = []
+    for idx in PoissonSampler(n, m).batches(rng, T):
+        counts[idx] += 1
+        sizes.append(len(idx))
+        assert len(np.unique(idx)) == len(idx)  # an example joins a batch at most once
+    q = m / n
+    sizes = np.array(sizes)
+    # batch size ~ Binomial(n, q): mean n q, variance n q (1 - q)
+    assert abs(sizes.mean() - n * q) < 4 * np.sqrt(n * q * (1 - q) / T)
+    assert sizes.var() == pytest.approx(n * q * (1 - q), rel=0.15)
+    # every example is included with probability q
+    freq = counts / T
+    assert np.all(np.abs(freq - q) < 5 * np.sqrt(q * (1 - q) / T))
+
+
+def test_poisson_crosses_chunk_boundaries():
+    rng = np.random.default_rng(1)
+    batches = list(PoissonSampler(50, 5).batches(rng, 2500))  # > one chunk of steps
+    assert len(batches) == 2500
+    assert all(b.max(initial=0) < 50 for b in batches)
+
+
+def test_without_replacement_has_exact_size_and_uniform_inclusion():
+    n, m, T = 100, 10, 4000
+    rng = np.random.default_rng(2)
+    counts = np.zeros(n)
+    for idx in WithoutReplacementSampler(n, m).batches(rng, T):
+        assert len(idx) == m and len(np.unique(idx)) == m
+        counts[idx] += 1
+    q = m / n
+    assert np.all(np.abs(counts / T - q) < 5 * np.sqrt(q * (1 - q) / T))
+
+
+def test_without_replacement_large_batch_path():
+    rng = np.random.default_rng(3)
+    for idx in WithoutReplacementSampler(20, 15).batches(rng, 50):  # m^2 > n path
+        assert len(np.unique(idx)) == 15
+
+
+def test_full_batch_and_make_sampler():
+    assert list(FullBatch(5).batches(None, 3)) == [None, None, None]
+    assert isinstance(make_sampler("poisson", 100, None), FullBatch)
+    assert isinstance(make_sampler("poisson", 100, 100), FullBatch)
+    assert isinstance(make_sampler("without_replacement", 100, 10), WithoutReplacementSampler)
+    with pytest.raises(ValueError, match="Unknown sampler"):
+        make_sampler("shuffle", 100, 10)
+    with pytest.raises(ValueError):
+        PoissonSampler(10, 0)
+
+
+def test_same_seed_same_batches():
+    a = list(PoissonSampler(100, 10).batches(np.random.default_rng(7), 20))
+    b = list(PoissonSampler(100, 10).batches(np.random.default_rng(7), 20))
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))

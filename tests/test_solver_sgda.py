@@ -1,0 +1,136 @@
+"""NoisySGDA / DP-GDA: convergence without noise, calibration, determinism."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from skdpminimax.objectives import SaddleData, SquareLossAUC
+from skdpminimax.privacy import PrivacyBudget, clip_rows
+from skdpminimax.solvers import NoisySGDA
+
+
+def auc_problem(seed=0, n=300, d=5, l2=0.2):
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.35, 1.0, -1.0)
+    X = clip_rows(rng.normal(size=(n, d)) + 0.8 * y[:, None] * np.linspace(1, 0, d), 3.0)
+    p = float(np.mean(y > 0))
+    obj = SquareLossAUC(d, pos_ratio=p, data_norm=3.0, radius=50.0, l2_reg=l2)
+    return obj, SaddleData(X, y)
+
+
+def reference_saddle(obj, data):
+    """Deterministic solve: minimise phi(w) = max_alpha F(w, alpha) (closed-form alpha)."""
+    p = obj.p
+
+    def best_alpha(w):
+        # F is -p(1-p) alpha^2 + alpha A(w) + const: maximiser A / (2 p (1-p))
+        g0 = obj.grad(w, np.zeros(1), data)[1][0]
+        return np.array([g0 / (2 * p * (1 - p))])
+
+    def phi(w):
+        return obj.value(w, best_alpha(w), data)
+
+    def dphi(w):
+        return obj.grad(w, best_alpha(w), data)[0]
+
+    res = minimize(phi, np.zeros(obj.n_theta + 2), jac=dphi, method="L-BFGS-B",
+                   options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000})
+    return res.x, best_alpha(res.x)
+
+
+NO_PRIVACY = PrivacyBudget(np.inf, 1e-5)
+
+
+def test_full_batch_gda_reaches_reference_saddle_point():
+    obj, data = auc_problem()
+    w_ref, v_ref = reference_saddle(obj, data)
+    solver = NoisySGDA(batch_size=None, n_iter=4000, step_size="auto", average="last",
+                       clip_w=None, clip_v=None)
+    res = solver.solve(obj, data, NO_PRIVACY, np.random.default_rng(0))
+    np.testing.assert_allclose(res.w, w_ref, atol=1e-6)
+    np.testing.assert_allclose(res.v, v_ref, atol=1e-6)
+    assert res.calibration.noise_multiplier == 0.0
+    assert res.n_iter == 4000 and res.n_grad_evals == 4000 * data.n_samples
+
+
+def test_averaged_sgda_approaches_reference_saddle_point():
+    obj, data = auc_problem(1)
+    w_ref, v_ref = reference_saddle(obj, data)
+    solver = NoisySGDA(batch_size=30, n_epochs=400, step_size=0.05, schedule="constant",
+                       average="tail", clip_w=None, clip_v=None)
+    res = solver.solve(obj, data, NO_PRIVACY, np.random.default_rng(0))
+    scale = np.linalg.norm(w_ref)
+    assert np.linalg.norm(res.w - w_ref) < 0.02 * scale
+    assert abs(res.v[0] - v_ref[0]) < 0.02 * max(1.0, abs(v_ref[0]))
+
+
+def test_strongly_convex_schedule_converges():
+    obj, data = auc_problem(2)
+    w_ref, _ = reference_saddle(obj, data)
+    solver = NoisySGDA(batch_size=None, n_iter=3000, schedule="strongly_convex",
+                       average="uniform", clip_w=None, clip_v=None)
+    res = solver.solve(obj, data, NO_PRIVACY, np.random.default_rng(0))
+    assert np.linalg.norm(res.w - w_ref) < 0.05 * np.linalg.norm(w_ref)
+
+
+def test_calibration_is_data_free_and_within_budget():
+    obj, data = auc_problem()
+    budget = PrivacyBudget(1.0, 1e-5)
+    solver = NoisySGDA(batch_size=32, n_epochs=3)
+    cal = solver.calibrate(obj, data.n_samples, budget)
+    assert cal.epsilon <= 1.0
+    assert cal.n_steps == int(np.ceil(3 * data.n_samples / 32))
+    z_w, z_v = cal.block_noise_multipliers
+    assert z_w**-2 + z_v**-2 == pytest.approx(cal.noise_multiplier**-2)
+    # a different data set of the same size gives the same calibration
+    obj2, data2 = auc_problem(seed=9)
+    assert solver.calibrate(obj2, data2.n_samples, budget) == cal
+    assert solver.solve(obj, data, budget, np.random.default_rng(0)).calibration == cal
+
+
+def test_noise_allocation_options():
+    obj, data = auc_problem()
+    budget = PrivacyBudget(1.0, 1e-5)
+    equal = NoisySGDA(noise_allocation="equal").calibrate(obj, 300, budget)
+    assert equal.block_noise_multipliers[0] == pytest.approx(equal.block_noise_multipliers[1])
+    dim = NoisySGDA(noise_allocation="dimension").calibrate(obj, 300, budget)
+    # the 7-dimensional primal block gets the larger share: less noise than the dual
+    assert dim.block_noise_multipliers[0] < dim.block_noise_multipliers[1]
+    share = NoisySGDA(noise_allocation=0.2).calibrate(obj, 300, budget)
+    assert share.block_noise_multipliers[1] == pytest.approx(share.noise_multiplier / np.sqrt(0.2))
+
+
+def test_noise_has_calibrated_scale():
+    # With a zero data term (zero features), the step is pure noise: its std per coordinate
+    # must be z_b * C_b / m (Poisson, add/remove: sensitivity factor 1).
+    n, d = 1000, 3
+    obj = SquareLossAUC(d, pos_ratio=0.5, data_norm=1.0, radius=1e6, l2_reg=0.0)
+    data = SaddleData(np.zeros((n, d)), np.where(np.arange(n) % 2 == 0, 1.0, -1.0))
+    solver = NoisySGDA(batch_size=100, n_iter=2000, step_size=1.0, average="last",
+                       clip_w=0.5, clip_v=0.25)
+    budget = PrivacyBudget(2.0, 1e-5)
+    cal = solver.calibrate(obj, n, budget)
+    from skdpminimax.solvers import NoisyGradientOracle
+    from skdpminimax.privacy import make_sampler
+    sampler = make_sampler("poisson", n, 100)
+    oracle = NoisyGradientOracle(obj, data, sampler, cal.block_noise_multipliers, 0.5, 0.25,
+                                 np.random.default_rng(0))
+    w0, v0 = obj.init_params()
+    draws = np.array([oracle(w0, v0, idx)[0][:d] for idx in sampler.batches(
+        np.random.default_rng(1), 2000)])
+    expected = cal.block_noise_multipliers[0] * 0.5 / 100
+    assert draws.std() == pytest.approx(expected, rel=0.05)
+
+
+def test_same_rng_same_result_and_validation():
+    obj, data = auc_problem()
+    solver = NoisySGDA(batch_size=20, n_epochs=2)
+    budget = PrivacyBudget(1.0, 1e-5)
+    a = solver.solve(obj, data, budget, np.random.default_rng(3))
+    b = solver.solve(obj, data, budget, np.random.default_rng(3))
+    np.testing.assert_array_equal(a.w, b.w)
+    with pytest.raises(ValueError):
+        NoisySGDA(batch_size=0).calibrate(obj, 100, budget)
+    with pytest.raises(ValueError, match="strongly"):
+        NoisySGDA(schedule="strongly_convex", batch_size=None, n_iter=3).solve(
+            SquareLossAUC(5, 0.3, 3.0, 1.0, l2_reg=0.0), data, budget, np.random.default_rng(0))
