@@ -163,14 +163,16 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
 
     # ---- pipeline hooks -----------------------------------------------------
     def _validate_targets(self, X, y, **task_data):
-        kind = type_of_target(y, input_name="y")
-        if kind not in ("binary", "multiclass"):
-            raise ValueError(f"DPAUCMaximizer needs binary class labels; got y of type {kind!r}.")
+        kind = type_of_target(y, input_name="y", raise_unknown=True)
+        if kind != "binary":
+            raise ValueError(
+                "Only binary classification is supported. The type of the target "
+                f"is {kind}: DPAUCMaximizer needs exactly two classes in y."
+            )
         classes, encoded = np.unique(y, return_inverse=True)
         if len(classes) != 2:
             raise ValueError(
-                f"DPAUCMaximizer needs exactly 2 classes in y; got {len(classes)} "
-                f"({classes[:5].tolist()}{'...' if len(classes) > 5 else ''})."
+                f"DPAUCMaximizer needs both classes in y; got only {classes.tolist()}."
             )
         self.classes_ = classes
         return np.where(encoded == 1, 1.0, -1.0), task_data
@@ -235,7 +237,8 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(int)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

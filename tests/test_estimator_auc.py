@@ -1,0 +1,221 @@
+"""DPAUCMaximizer: scikit-learn conventions, the shared ledger, bad input."""
+
+import warnings
+
+import numpy as np
+import pytest
+from diffprivlib import BudgetAccountant
+from diffprivlib.utils import BudgetError, PrivacyLeakWarning
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils._param_validation import InvalidParameterError
+
+from skdpminimax import DPAUCMaximizer
+from skdpminimax.solvers import NoisySGDA
+from tests.sklearn_checks import parametrize_with_checks_list
+
+# Checks that cannot hold for a private estimator, each with its reason.
+EXPECTED_FAILURES = {
+    "check_sample_weight_equivalence_on_dense_data":
+        "sample weights are not supported (they would change the sensitivity)",
+}
+
+
+def _expected_failed_checks(estimator):
+    return EXPECTED_FAILURES
+
+
+def _checked_estimators():
+    return [DPAUCMaximizer(epsilon=1.0, data_norm=10.0, pos_ratio=0.5, random_state=0,
+                           solver=NoisySGDA(batch_size=16, n_epochs=2))]
+
+
+@parametrize_with_checks_list(_checked_estimators(), _expected_failed_checks)
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        check(estimator)
+
+
+@pytest.fixture
+def data():
+    X, y = make_classification(n_samples=400, n_features=6, n_informative=4,
+                               weights=[0.7], random_state=0)
+    return X, y
+
+
+def model(**kw):
+    params = dict(epsilon=2.0, delta=1e-5, data_norm=6.0, pos_ratio=0.3, random_state=0)
+    params.update(kw)
+    return DPAUCMaximizer(**params)
+
+
+def test_fitted_attributes_and_privacy_record(data):
+    X, y = data
+    m = model(solver=NoisySGDA(batch_size=32, n_epochs=4)).fit(X, y)
+    assert m.coef_.shape == (1, 6) and m.intercept_.shape == (1,)
+    np.testing.assert_array_equal(m.classes_, [0, 1])
+    assert m.privacy_spent_.epsilon == 2.0 and m.privacy_spent_.delta == 1e-5
+    assert m.n_iter_ == m.calibration_.n_steps == int(np.ceil(4 * 400 / 32))
+    assert m.calibration_.epsilon <= 2.0 and m.calibration_.sampler == "poisson"
+    assert m.calibration_.neighboring_relation == "add/remove-one"
+    a, b = m.class_score_means_[1], m.class_score_means_[0]
+    assert m.intercept_[0] == pytest.approx(-(a + b) / 2)
+    np.testing.assert_allclose(m.decision_function(X), X @ m.coef_[0] + m.intercept_[0])
+    assert m.score(X, y) > 0.6
+
+
+def test_ranks_as_well_as_logistic_regression_without_noise(data):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+    X, y = data
+    m = model(epsilon=np.inf, solver=NoisySGDA(n_epochs=100)).fit(X, y)
+    reference = roc_auc_score(y, LogisticRegression().fit(X, y).decision_function(X))
+    assert roc_auc_score(y, m.decision_function(X)) > reference - 0.01
+
+
+def test_private_class_ratio_is_paid_for(data):
+    X, y = data
+    m = model(pos_ratio=None, pos_ratio_budget=0.1, epsilon=1.0).fit(X, y)
+    assert 0 < m.pos_ratio_ < 1
+    assert m.calibration_.epsilon <= 0.9  # the solver got the other 90 percent
+    assert model(pos_ratio=0.3).fit(X, y).pos_ratio_ == 0.3
+
+
+def test_data_norm_none_warns_privacy_leak(data):
+    X, y = data
+    with pytest.warns(PrivacyLeakWarning):
+        model(data_norm=None).fit(X, y)
+
+
+def test_rows_are_clipped_to_data_norm(data):
+    X, y = data
+    m = model(data_norm=1e-3, epsilon=np.inf).fit(X, y)
+    assert m.data_norm_ == 1e-3
+    # with rows clipped to 1e-3 the scores stay within the declared bound
+    assert np.abs(X / np.maximum(1, np.linalg.norm(X, axis=1, keepdims=True) / 1e-3)
+                  @ m.coef_[0]).max() <= 1e-3 * 10.0 + 1e-12
+
+
+def test_pipeline_grid_search_and_cross_validation(data):
+    X, y = data
+    pipe = make_pipeline(StandardScaler(), model(solver=NoisySGDA(batch_size=32, n_epochs=2)))
+    pipe.fit(X, y)
+    assert pipe.predict(X).shape == (400,)
+    grid = GridSearchCV(
+        model(),
+        {"epsilon": [0.5, 4.0], "solver": ["sgda", NoisySGDA(batch_size=None, n_iter=50)]},
+        scoring="roc_auc", cv=3,
+    ).fit(X, y)
+    assert grid.best_score_ > 0.6
+    grid = GridSearchCV(model(), {"solver__batch_size": [16, 64]} , cv=2)
+    grid.set_params(estimator__solver=NoisySGDA(n_epochs=2)).fit(X, y)
+    scores = cross_val_score(model(), X, y, scoring="roc_auc", cv=3)
+    assert scores.shape == (3,) and np.all(scores > 0.6)
+
+
+def test_one_ledger_across_clones_in_grid_search(data):
+    X, y = data
+    ledger = BudgetAccountant()
+    est = model(epsilon=0.5, accountant=ledger, solver=NoisySGDA(batch_size=32, n_epochs=1))
+    assert clone(est).accountant is ledger
+    grid = GridSearchCV(est, {"alpha": [1e-4, 1e-2, 1e-1]}, cv=4, refit=True).fit(X, y)
+    fits = 3 * 4 + 1
+    assert len(ledger.spent_budget) == fits
+    total_epsilon, total_delta = ledger.total()
+    assert total_epsilon == pytest.approx(fits * 0.5)
+    assert grid.best_estimator_.accountant is ledger
+
+
+def test_default_accountant_is_diffprivlibs(data):
+    X, y = data
+    default = BudgetAccountant.load_default(None)
+    before = len(default.spent_budget)
+    model().fit(X, y)
+    assert len(default.spent_budget) == before + 1
+
+
+@pytest.mark.parametrize("bad", [
+    dict(epsilon=0.0), dict(epsilon=-1.0), dict(delta=0.0), dict(delta=1.0), dict(delta=1.5),
+    dict(data_norm=-1.0), dict(pos_ratio=1.0), dict(solver="no-such-solver"),
+    dict(solver=NoisySGDA(batch_size=0)),
+])
+def test_bad_parameters_fail_before_spending(data, bad):
+    X, y = data
+    ledger = BudgetAccountant()
+    with pytest.raises((ValueError, TypeError)):
+        model(accountant=ledger, **bad).fit(X, y)
+    assert ledger.spent_budget == []
+
+
+def _bad_inputs():
+    X, y = make_classification(n_samples=50, n_features=3, n_informative=2, n_redundant=0,
+                               random_state=1)
+    X_nan = X.copy(); X_nan[3, 1] = np.nan
+    X_inf = X.copy(); X_inf[0, 0] = np.inf
+    return [
+        ("nan", X_nan, y), ("inf", X_inf, y), ("one class", X, np.zeros(50)),
+        ("three classes", X, np.arange(50) % 3), ("wrong length", X, y[:-1]),
+        ("1d X", X[:, 0], y), ("empty", X[:0], y[:0]), ("y nan", X, np.where(y == 1, np.nan, 0.0)),
+        ("continuous y", X, np.linspace(0, 1, 50)),
+    ]
+
+
+@pytest.mark.parametrize("name,X,y", _bad_inputs(), ids=[b[0] for b in _bad_inputs()])
+def test_bad_input_fails_before_spending_and_mutates_nothing(name, X, y):
+    ledger = BudgetAccountant()
+    X0, y0 = np.copy(X), np.copy(y)
+    with pytest.raises(ValueError):
+        model(accountant=ledger).fit(X, y)
+    assert ledger.spent_budget == []
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+
+
+def test_exhausted_budget_raises_before_fit(data):
+    X, y = data
+    ledger = BudgetAccountant(epsilon=1.0, delta=1e-4)
+    model(epsilon=0.8, accountant=ledger).fit(X, y)
+    m = model(epsilon=0.8, accountant=ledger)
+    with pytest.raises(BudgetError):
+        m.fit(X, y)
+    assert len(ledger.spent_budget) == 1
+    assert not hasattr(m, "coef_")
+    # a non-private fit cannot be charged to a finite ledger either
+    with pytest.raises(BudgetError):
+        model(epsilon=np.inf, accountant=ledger).fit(X, y)
+
+
+def test_reproducible_and_independent_of_global_random_state(data):
+    X, y = data
+    np.random.seed(0)
+    a = model(random_state=42).fit(X, y).coef_
+    np.random.seed(1)
+    b = model(random_state=42).fit(X, y).coef_
+    np.testing.assert_array_equal(a, b)
+    c = model(random_state=43).fit(X, y).coef_
+    assert not np.array_equal(a, c)
+    d = model(random_state=np.random.default_rng(42)).fit(X, y).coef_
+    np.testing.assert_array_equal(a, d)
+
+
+def test_inputs_not_mutated(data):
+    X, y = data
+    X0, y0 = X.copy(), y.copy()
+    model(data_norm=0.5).fit(X, y)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+
+
+def test_string_labels_and_positive_class(data):
+    X, y = data
+    labels = np.array(["neg", "pos"])[y]
+    m = model(epsilon=np.inf).fit(X, labels)
+    np.testing.assert_array_equal(m.classes_, ["neg", "pos"])
+    assert set(m.predict(X)) <= {"neg", "pos"}
+    # classes_[1] is the positive class: its scores are higher on average
+    s = m.decision_function(X)
+    assert s[labels == "pos"].mean() > s[labels == "neg"].mean()
