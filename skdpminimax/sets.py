@@ -39,12 +39,14 @@ class L2Ball:
         self.center = None if center is None else np.asarray(center, dtype=float)
 
     def project(self, x):
-        c = 0.0 if self.center is None else self.center
-        d = x - c
+        if self.center is None:  # the common case, without the centring arithmetic
+            norm = np.sqrt(x @ x)
+            return x if norm <= self.radius_ else x * (self.radius_ / norm)
+        d = x - self.center
         norm = np.sqrt(d @ d)
         if norm <= self.radius_:
             return x
-        return c + d * (self.radius_ / norm)
+        return self.center + d * (self.radius_ / norm)
 
     def diameter(self, dim=None):
         return 2.0 * self.radius_

@@ -83,7 +83,7 @@ class NoisyGradientOracle:
         self.data = objective.prepare(data)
         self.clip_w = clip_w
         self.clip_v = clip_v
-        self.normalizer = float(sampler.normalizer)
+        self.inv_normalizer = 1.0 / float(sampler.normalizer)
         z_w, z_v = block_multipliers
         self.std_w = z_w * sampler.sensitivity_factor * clip_w
         self.std_v = z_v * sampler.sensitivity_factor * clip_v
@@ -95,7 +95,9 @@ class NoisyGradientOracle:
     def _next_noise(self, dim_w, dim_v):
         k = self.n_calls % _NOISE_CHUNK
         if k == 0:
+            # noise of the mean, i.e. of the sum divided by the normaliser
             std = np.concatenate([np.full(dim_w, self.std_w), np.full(dim_v, self.std_v)])
+            std *= self.inv_normalizer
             self._noise = self.rng.standard_normal((_NOISE_CHUNK, dim_w + dim_v)) * std
         row = self._noise[k]
         return row[:dim_w], row[dim_w:]
@@ -104,11 +106,15 @@ class NoisyGradientOracle:
         """Noisy gradients at ``(w, v)`` on rows ``idx`` (``None`` = all rows)."""
         batch = self.data.take(idx)
         sw, sv = self.objective.clipped_grad_sums(w, v, batch, self.clip_w, self.clip_v)
+        g_w = sw * self.inv_normalizer  # new arrays: the objective's are left untouched
+        g_v = sv * self.inv_normalizer
         if self.std_w > 0:
             nw, nv = self._next_noise(sw.size, sv.size)
-            sw = sw + nw
-            sv = sv + nv
+            g_w += nw
+            g_v += nv
         self.n_calls += 1
         self.n_grad_evals += batch.n_samples
         rw, rv = self.objective.reg_grad(w, v)
-        return sw / self.normalizer + rw, sv / self.normalizer + rv
+        g_w += rw
+        g_v += rv
+        return g_w, g_v
