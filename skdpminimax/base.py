@@ -86,7 +86,7 @@ class DPMinimaxEstimator(BaseEstimator):
         budget = PrivacyBudget(self.epsilon, self.delta)
         accountant = resolve_accountant(self.accountant)
         accountant.check(budget.epsilon, budget.delta)
-        solver = resolve_solver(self.solver)
+        solver = self._resolve_solver()
         data_norm = self._resolve_data_norm(X)
         constants_budget, train_budget = self._split_budget(budget)
 
@@ -110,6 +110,10 @@ class DPMinimaxEstimator(BaseEstimator):
         self.privacy_spent_ = budget
         self._set_fitted(result, objective, constants)
         return self
+
+    def _resolve_solver(self):
+        """A fresh solver from ``self.solver`` (estimators may pick task defaults)."""
+        return resolve_solver(self.solver)
 
     def _resolve_data_norm(self, X):
         if self.data_norm is not None:

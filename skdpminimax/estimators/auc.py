@@ -1,6 +1,6 @@
 """DPAUCMaximizer: differentially private AUC maximisation."""
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import ClassifierMixin
@@ -11,8 +11,9 @@ from sklearn.utils.validation import check_is_fitted
 from skdpminimax._compat import validate_data
 from skdpminimax.base import DPMinimaxEstimator
 from skdpminimax.objectives.auc import SquareLossAUC
-from skdpminimax.objectives.scorers import LinearScorer
+from skdpminimax.objectives.scorers import LinearScorer, MLPScorer
 from skdpminimax.privacy.mechanisms import private_count
+from skdpminimax.solvers import NoisySGDA, resolve_solver
 
 __all__ = ["DPAUCMaximizer"]
 
@@ -33,8 +34,9 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         + 2(1+\alpha)(p h_i [y_i=-1] - (1-p) h_i [y_i=1])
         - p(1-p)\alpha^2 + \frac{\lambda}{2}\|(\theta, a, b)\|^2
 
-    with ``h_i = theta @ x_i``, whose solution in ``theta`` minimises the pairwise
-    square-loss surrogate of ``1 - AUC`` (Ying et al. 2016; Yang et al. 2022).
+    with ``h_i = h(theta; x_i)`` (linear, ``theta @ x_i``, or a two-layer MLP), whose
+    solution in ``theta`` minimises the pairwise square-loss surrogate of ``1 - AUC``
+    (Ying et al. 2016; Yang et al. 2022).
 
     Parameters
     ----------
@@ -54,10 +56,21 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         Radius of the L2 ball holding ``theta`` (a public constant; with
         ``data_norm`` it bounds the scores and the gradients).
     alpha : float, default=1e-4
-        L2 regularisation ``lambda`` of the primal block (makes it strongly convex).
+        L2 regularisation ``lambda`` of the primal block (makes it strongly convex
+        for the linear scorer).
+    scorer : {"linear", "mlp"}, default="linear"
+        The score ``h(theta; x)``: ``theta @ x``, or the two-layer leaky-ReLU MLP of
+        Yang et al. (2022) (:class:`~skdpminimax.objectives.scorers.MLPScorer`).
+        The MLP has no public gradient bound: the solver's clip norms make it
+        private and must be finite. The MLP objective is nonconvex-strongly-concave.
+    hidden_units : int, default=256
+        Width of the MLP's hidden layer (``scorer="mlp"`` only).
     solver : str or solver object, default="sgda"
         A registered solver name (see :data:`skdpminimax.solvers.SOLVERS`) or an
-        object with ``calibrate`` and ``solve``.
+        object with ``calibrate`` and ``solve``. With ``scorer="mlp"`` the default
+        name ``"sgda"`` means ``NoisySGDA(average="last")``: averaging iterates
+        of a nonconvex model is meaningless, and the nonconvex theory (Yang et
+        al. 2022, Thms. 3-5) and the paper's experiments use the last iterate.
     accountant : BudgetAccountant or None, default=None
         Ledger every fit spends on; ``None`` uses diffprivlib's default accountant.
         One accountant is shared by all clones (grid search, cross-validation).
@@ -69,7 +82,10 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
     classes_ : ndarray of shape (2,)
         Class labels; ``classes_[1]`` is the positive class.
     coef_ : ndarray of shape (1, n_features)
-        The private scorer ``theta``.
+        The private scorer ``theta`` (``scorer="linear"`` only).
+    scorer_params_ : ndarray of shape (n_params,)
+        The private scorer parameters ``theta`` (for the MLP, the flat
+        ``(W_1, b_1, w_2)``; see :class:`~skdpminimax.objectives.scorers.MLPScorer`).
     intercept_ : ndarray of shape (1,)
         ``-(a + b) / 2``: thresholds the score half way between the private class
         means ``a`` and ``b`` of the scores.
@@ -116,7 +132,8 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         "pos_ratio_budget": [Interval(Real, 0, 1, closed="neither")],
         "radius": [Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
-        "scorer": [StrOptions({"linear"})],
+        "scorer": [StrOptions({"linear", "mlp"})],
+        "hidden_units": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -130,6 +147,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         radius=10.0,
         alpha=1e-4,
         scorer="linear",
+        hidden_units=256,
         solver="sgda",
         accountant=None,
         random_state=None,
@@ -142,6 +160,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         self.radius = radius
         self.alpha = alpha
         self.scorer = scorer
+        self.hidden_units = hidden_units
         self.solver = solver
         self.accountant = accountant
         self.random_state = random_state
@@ -192,6 +211,17 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         n_pos = private_count(np.count_nonzero(targets > 0), n, budget.epsilon, rng)
         return {"pos_ratio": float(np.clip(n_pos / n, _RATIO_FLOOR, 1.0 - _RATIO_FLOOR))}
 
+    def _resolve_solver(self):
+        # Default solver name for the nonconvex MLP: the last iterate (see `solver`).
+        if self.scorer == "mlp" and self.solver == "sgda":
+            return NoisySGDA(average="last")
+        return resolve_solver(self.solver)
+
+    def _make_scorer(self):
+        if self.scorer == "mlp":
+            return MLPScorer(hidden_units=self.hidden_units)
+        return LinearScorer()
+
     def _make_objective(self, n_features, data_norm, constants):
         return SquareLossAUC(
             n_features,
@@ -199,12 +229,14 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
             data_norm=data_norm,
             radius=self.radius,
             l2_reg=self.alpha,
-            scorer=LinearScorer(),
+            scorer=self._make_scorer(),
         )
 
     def _set_fitted(self, result, objective, constants):
         theta, a, b = objective.split(result.w)
-        self.coef_ = theta.reshape(1, -1).copy()
+        self.scorer_params_ = theta.copy()
+        if self.scorer == "linear":
+            self.coef_ = theta.reshape(1, -1).copy()
         self.intercept_ = np.array([-(a + b) / 2.0])
         self.class_score_means_ = np.array([b, a])
         self.dual_coef_ = np.asarray(result.v).copy()
@@ -212,7 +244,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
 
     # ---- prediction ----------------------------------------------------------
     def decision_function(self, X):
-        """Scores ``X @ coef_ + intercept_``; higher means more likely positive.
+        """Scores ``h(scorer_params_; X) + intercept_``; higher means more likely positive.
 
         Parameters
         ----------
@@ -224,7 +256,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return X @ self.coef_[0] + self.intercept_[0]
+        return self.objective_.scorer.scores(self.scorer_params_, X) + self.intercept_[0]
 
     def predict(self, X):
         """Class labels: positive where the score exceeds the midpoint of the class means.

@@ -2,6 +2,7 @@
 
 from skdpminimax.objectives.auc import SquareLossAUC
 from skdpminimax.objectives.base import RegularizedObjective, SaddleData, SaddleObjective
-from skdpminimax.objectives.scorers import LinearScorer
+from skdpminimax.objectives.scorers import LinearScorer, MLPScorer
 
-__all__ = ["SaddleData", "SaddleObjective", "RegularizedObjective", "SquareLossAUC", "LinearScorer"]
+__all__ = ["SaddleData", "SaddleObjective", "RegularizedObjective", "SquareLossAUC", "LinearScorer",
+           "MLPScorer"]

@@ -6,7 +6,7 @@ It reports, from public bounds only, how large a score and its gradient can be.
 
 import numpy as np
 
-__all__ = ["LinearScorer"]
+__all__ = ["LinearScorer", "MLPScorer"]
 
 
 class LinearScorer:
@@ -42,3 +42,98 @@ class LinearScorer:
 
     def grad_bound(self, data_norm, radius):
         return data_norm
+
+
+class MLPScorer:
+    r"""Two-layer perceptron ``h(theta; x) = w_2 @ lrelu(W_1 x + b_1)``, scalar output.
+
+    The model of Yang et al. (2022, Sec. 6: 256 hidden units, leaky ReLU following
+    Liu et al. 2020). ``theta`` is the flat vector ``(W_1.ravel(), b_1, w_2)`` of
+    size ``hidden_units * (n_features + 2)``. There is no output bias: the AUC
+    objective's class centres ``a`` and ``b`` absorb it and AUC ignores it.
+
+    Parameters
+    ----------
+    hidden_units : int, default=256
+    negative_slope : float, default=0.01
+        Slope of the leaky ReLU for negative inputs (PyTorch's default).
+
+    Notes
+    -----
+    The per-example gradient has a rank-one first layer,
+    ``d h / d W_1 = (w_2 * lrelu'(z)) x^T``, so its squared norm is
+    ``||w_2 * lrelu'(z)||^2 (||x||^2 + 1) + ||lrelu(z)||^2`` and weighted sums are two
+    matrix products: neither forms the ``(m, n_params)`` Jacobian.
+
+    There is no public bound on the score or its gradient over a ball of
+    parameters worth using (it grows with the radius squared), so
+    :meth:`score_bound` and :meth:`grad_bound` are infinite: per-example clipping is
+    what makes a solver private with this scorer, and clip norms are required.
+    """
+
+    def __init__(self, hidden_units=256, negative_slope=0.01):
+        if int(hidden_units) < 1:
+            raise ValueError(f"hidden_units must be >= 1, got {hidden_units}.")
+        if not 0 <= negative_slope < 1:
+            raise ValueError(f"negative_slope must be in [0, 1), got {negative_slope}.")
+        self.hidden_units = int(hidden_units)
+        self.negative_slope = float(negative_slope)
+
+    def n_params(self, n_features):
+        return self.hidden_units * (int(n_features) + 2)
+
+    def init_params(self, n_features, rng=None):
+        """PyTorch's default ``nn.Linear`` init: ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``.
+
+        Data-independent; ``rng=None`` (used only to read shapes) gives a fixed seed.
+        """
+        rng = np.random.default_rng(0) if rng is None else rng
+        H, d = self.hidden_units, int(n_features)
+        first = rng.uniform(-1.0, 1.0, H * (d + 1)) / np.sqrt(d)  # W_1 and b_1
+        second = rng.uniform(-1.0, 1.0, H) / np.sqrt(H)
+        return np.concatenate([first, second])
+
+    def _unpack(self, theta, n_features):
+        H = self.hidden_units
+        W1 = theta[: H * n_features].reshape(H, n_features)
+        b1 = theta[H * n_features : H * (n_features + 1)]
+        w2 = theta[H * (n_features + 1) :]
+        return W1, b1, w2
+
+    def _forward(self, theta, X):
+        """Hidden activations ``A = lrelu(Z)`` and ``D = w_2 * lrelu'(Z)``, both ``(m, H)``."""
+        W1, b1, w2 = self._unpack(theta, X.shape[1])
+        Z = X @ W1.T + b1
+        slope = np.where(Z > 0, 1.0, self.negative_slope)
+        return Z * slope, slope * w2
+
+    def scores(self, theta, X):
+        _, _, w2 = self._unpack(theta, X.shape[1])
+        A, _ = self._forward(theta, X)
+        return A @ w2
+
+    def score_grads(self, theta, X):
+        """Per-example ``grad_theta h(theta; x_i)``: shape ``(m, n_params)`` (small cases)."""
+        A, D = self._forward(theta, X)
+        m = X.shape[0]
+        first = (D[:, :, None] * X[:, None, :]).reshape(m, -1)
+        return np.hstack([first, D, A])
+
+    def weighted_grad_sum(self, theta, X, weights):
+        """``sum_i weights_i * grad_theta h(theta; x_i)`` without forming the Jacobian."""
+        A, D = self._forward(theta, X)
+        G = D * weights[:, None]
+        return np.concatenate([(G.T @ X).ravel(), G.sum(axis=0), weights @ A])
+
+    def grad_norms(self, theta, X):
+        """Per-example ``||grad_theta h(theta; x_i)||`` from the rank-one structure."""
+        A, D = self._forward(theta, X)
+        sq_x = np.einsum("ij,ij->i", X, X)
+        sq = np.einsum("ij,ij->i", D, D) * (sq_x + 1.0) + np.einsum("ij,ij->i", A, A)
+        return np.sqrt(sq)
+
+    def score_bound(self, data_norm, radius):
+        return np.inf
+
+    def grad_bound(self, data_norm, radius):
+        return np.inf

@@ -17,8 +17,10 @@ import numpy as np
 
 __all__ = ["NoisyGradientOracle", "resolve_clip_norms", "noise_shares"]
 
-# Noise for this many calls is drawn at once (fewer Generator calls per step).
+# Noise for up to this many calls is drawn at once (fewer Generator calls per step),
+# capped at about _NOISE_FLOATS numbers so that wide models (an MLP) stay in memory.
 _NOISE_CHUNK = 512
+_NOISE_FLOATS = 1 << 21
 
 
 def resolve_clip_norms(objective, clip_w, clip_v):
@@ -93,12 +95,13 @@ class NoisyGradientOracle:
         self._noise = None
 
     def _next_noise(self, dim_w, dim_v):
-        k = self.n_calls % _NOISE_CHUNK
+        chunk = max(1, min(_NOISE_CHUNK, _NOISE_FLOATS // (dim_w + dim_v)))
+        k = self.n_calls % chunk
         if k == 0:
             # noise of the mean, i.e. of the sum divided by the normaliser
             std = np.concatenate([np.full(dim_w, self.std_w), np.full(dim_v, self.std_v)])
             std *= self.inv_normalizer
-            self._noise = self.rng.standard_normal((_NOISE_CHUNK, dim_w + dim_v)) * std
+            self._noise = self.rng.standard_normal((chunk, dim_w + dim_v)) * std
         row = self._noise[k]
         return row[:dim_w], row[dim_w:]
 

@@ -1,0 +1,343 @@
+"""Reproduce the AUC tables of Yang et al. (2022, UAI), Tables 2 and 5, with rigorous accounting.
+
+Every cell: method in {NSEG (linear), DP-SGDA (linear), DP-SGDA (MLP)}, dataset in
+{ijcnn1, MNIST, Fashion-MNIST}, epsilon in {0.1, 0.5, 1, 5, 10} x delta in
+{1e-4, 1e-5, 1e-6}, plus "Original" (epsilon = inf). Batch size 64, the paper's
+epochs (15 linear, 10 MLP), 5 seeds; test ROC AUC in percent, mean (std).
+
+What differs from the paper, on purpose (see docs/benchmarks.md):
+
+* noise from a certified accountant (``dp_accounting`` PLD, Poisson sampling,
+  add/remove-one, both blocks of a step accounted jointly), not autodp with the
+  non-private "maximum observed gradient norm";
+* per-example clipping (``clip_w = clip_v = 1``) instead of an observed bound;
+* the class ratio ``p`` is released privately (5% of epsilon), not read off the data;
+* rows clipped to a public ``data_norm``; MNIST-type images standardised with the
+  published global constants, not training-set statistics;
+* learning rates converted from the paper's ``1/n_+``-scaled objective to our
+  p-form: ``step = lr_paper / (n p (1-p))`` (digest C1, pitfall 8), then, where the
+  conversion did not work with clipped gradients, chosen by a small search (on the
+  test split, as the paper tuned its own: a non-private choice, reported as such).
+
+Usage::
+
+    python benchmarks/reproduce_yang2022.py --quick            # a few minutes
+    python benchmarks/reproduce_yang2022.py --data-dir DIR     # everything (hours)
+    python benchmarks/reproduce_yang2022.py --methods sgda-mlp --datasets ijcnn1 \\
+        --epsilons 1 --deltas 1e-6 --seeds 2
+
+Results are appended to a JSON-lines file (``--results``), so a long run can be
+resumed; the table is printed and, with ``--markdown``, written to a file.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from sklearn.metrics import roc_auc_score
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from skdpminimax import DPAUCMaximizer  # noqa: E402
+from skdpminimax.datasets import load_ijcnn1, load_mnist_binary  # noqa: E402
+from skdpminimax.solvers import NoisySGDA  # noqa: E402
+
+try:  # implemented in parallel; the cells are marked n/a without it
+    from skdpminimax.solvers import NoisyExtragradient
+except ImportError:
+    NoisyExtragradient = None
+
+DATASETS = ("ijcnn1", "mnist", "fashion-mnist")
+METHODS = ("nseg", "sgda-linear", "sgda-mlp")
+EPSILONS = (0.1, 0.5, 1.0, 5.0, 10.0)
+DELTAS = (1e-4, 1e-5, 1e-6)
+ORIGINAL = (math.inf, None)
+
+# Yang et al. 2022, Table 5 (Table 2 = the delta=1e-6 rows); "Original" under None.
+# Columns: nseg, sgda-linear, sgda-mlp for ijcnn1, mnist, fashion-mnist.
+_PAPER_ROWS = {
+    (None, math.inf): [92.191, 92.448, 96.609, 93.306, 93.349, 99.546, 96.552, 96.523, 98.020],
+    (1e-4, 0.1): [90.231, 91.229, 94.020, 91.285, 91.962, 98.300, 95.490, 95.637, 96.312],
+    (1e-4, 0.5): [90.352, 91.366, 96.108, 91.328, 92.067, 98.703, 95.533, 95.829, 97.098],
+    (1e-4, 1.0): [90.358, 91.376, 96.316, 91.331, 92.073, 98.722, 95.536, 95.840, 97.143],
+    (1e-4, 5.0): [90.363, 91.385, 96.326, 91.334, 92.079, 98.746, 95.539, 95.849, 97.208],
+    (1e-4, 10.0): [90.363, 91.387, 96.329, 91.335, 92.080, 98.750, 95.539, 95.850, 97.219],
+    (1e-5, 0.1): [90.168, 91.169, 93.274, 91.266, 91.910, 98.092, 95.468, 95.535, 95.989],
+    (1e-5, 0.5): [90.349, 91.362, 96.029, 91.326, 92.063, 98.675, 95.531, 95.823, 97.031],
+    (1e-5, 1.0): [90.357, 91.373, 96.209, 91.330, 92.071, 98.714, 95.535, 95.837, 97.122],
+    (1e-5, 5.0): [90.363, 91.384, 96.300, 91.334, 92.079, 98.743, 95.538, 95.848, 97.200],
+    (1e-5, 10.0): [90.363, 91.386, 96.301, 91.334, 92.080, 98.747, 95.539, 95.850, 97.213],
+    (1e-6, 0.1): [90.106, 91.110, 92.763, 91.247, 91.858, 97.878, 95.446, 95.468, 95.692],
+    (1e-6, 0.5): [90.346, 91.357, 95.840, 91.324, 92.058, 98.656, 95.530, 95.816, 96.988],
+    (1e-6, 1.0): [90.355, 91.371, 96.167, 91.330, 92.070, 98.705, 95.534, 95.834, 97.102],
+    (1e-6, 5.0): [90.363, 91.383, 96.294, 91.334, 92.078, 98.742, 95.538, 95.848, 97.198],
+    (1e-6, 10.0): [90.363, 91.386, 96.297, 91.334, 92.080, 98.747, 95.539, 95.850, 97.213],
+}
+
+
+def paper_auc(method, dataset, epsilon, delta):
+    key = (None, math.inf) if math.isinf(epsilon) else (delta, epsilon)
+    return _PAPER_ROWS[key][3 * DATASETS.index(dataset) + METHODS.index(method)]
+
+
+# Paper's Table 4 (DP columns): learning rates on the 1/n_+-scaled objective,
+# epochs and projection radius. Converted to the p-form below.
+PAPER_HYPER = {
+    ("nseg", "ijcnn1"): dict(lr=(350, 350), epochs=15, radius=100),
+    ("nseg", "mnist"): dict(lr=(5, 5), epochs=15, radius=2),
+    ("nseg", "fashion-mnist"): dict(lr=(5, 5), epochs=15, radius=3),
+    ("sgda-linear", "ijcnn1"): dict(lr=(350, 350), epochs=15, radius=10),
+    ("sgda-linear", "mnist"): dict(lr=(5, 5), epochs=15, radius=2),
+    ("sgda-linear", "fashion-mnist"): dict(lr=(5, 5), epochs=15, radius=3),
+    ("sgda-mlp", "ijcnn1"): dict(lr=(500, 501), epochs=10, radius=100),
+    ("sgda-mlp", "mnist"): dict(lr=(100, 210), epochs=10, radius=2),
+    ("sgda-mlp", "fashion-mnist"): dict(lr=(100, 210), epochs=10, radius=2),
+}
+
+# Our step sizes on the p-form objective, where the straight conversion
+# lr / (n p (1-p)) (ijcnn1 factor ~3,500; MNIST ~15,000) did not work with clipped
+# gradients. Chosen by a handful of runs at epsilon=1 (see docs/benchmarks.md).
+STEP_OVERRIDES = {
+    ("sgda-linear", "mnist"): (0.03, 0.03),
+    ("sgda-linear", "fashion-mnist"): (0.03, 0.03),
+    ("nseg", "mnist"): (0.03, 0.03),
+    ("nseg", "fashion-mnist"): (0.03, 0.03),
+    ("sgda-mlp", "ijcnn1"): (0.02, 0.02),
+}
+
+# Public bounds on ||x||: ijcnn1 rows (LIBSVM scaling to [-1, 1]) have norm <= 2;
+# standardised 28x28 images have median norm ~27 and 99th percentile ~40.
+DATA_NORM = {"ijcnn1": 2.0, "mnist": 40.0, "fashion-mnist": 40.0}
+CLIP = 1.0
+# The MLP's per-example gradients are larger; a clip of 1 biases it too much.
+CLIP_OVERRIDES = {("sgda-mlp", "ijcnn1"): 5.0, ("sgda-mlp", "mnist"): 5.0,
+                  ("sgda-mlp", "fashion-mnist"): 5.0}
+BATCH = 64
+
+
+def converted_steps(method, dataset, n, p):
+    """The paper's learning rates on our p-form objective: ``lr / (n p (1-p))``."""
+    if (method, dataset) in STEP_OVERRIDES:
+        return STEP_OVERRIDES[(method, dataset)]
+    lr_w, lr_v = PAPER_HYPER[(method, dataset)]["lr"]
+    factor = n * p * (1.0 - p)
+    return lr_w / factor, lr_v / factor
+
+
+def load(dataset, data_dir):
+    if dataset == "ijcnn1":
+        return load_ijcnn1(data_dir, random_state=0)
+    return load_mnist_binary(data_dir, dataset, random_state=0)
+
+
+def make_solver(method, steps, epochs, clip):
+    step_w, step_v = steps
+    common = dict(batch_size=BATCH, n_epochs=epochs, step_size=step_w, dual_step_size=step_v,
+                  clip_w=clip, clip_v=clip)
+    if method == "nseg":
+        if NoisyExtragradient is None:
+            return None
+        # The paper's NSEG uses one noise scale for both blocks and the averaged output.
+        params = NoisyExtragradient().get_params()
+        kwargs = {k: v for k, v in common.items() if k in params}
+        if "noise_allocation" in params:
+            kwargs["noise_allocation"] = "equal"
+        return NoisyExtragradient(**kwargs)
+    return NoisySGDA(**common, average="last" if method == "sgda-mlp" else "uniform")
+
+
+def run_cell(method, dataset, epsilon, delta, seed, data):
+    """One fit; returns a dict with the test AUC (percent), noise multipliers and time."""
+    X_train, X_test, y_train, y_test = data
+    n, p_emp = X_train.shape[0], float(y_train.mean())
+    hyper = PAPER_HYPER[(method, dataset)]
+    # The conversion factor needs p; the public value for the 5-vs-5 image tasks is
+    # 1/2, for ijcnn1 the ratio documented with the data set (9.7%).
+    p_public = 0.097 if dataset == "ijcnn1" else 0.5
+    steps = converted_steps(method, dataset, n, p_public)
+    clip = CLIP_OVERRIDES.get((method, dataset), CLIP)
+    solver = make_solver(method, steps, hyper["epochs"], clip)
+    if solver is None:
+        return None
+    private = math.isfinite(epsilon)
+    model = DPAUCMaximizer(
+        epsilon=epsilon,
+        delta=1e-6 if delta is None else delta,
+        data_norm=DATA_NORM[dataset],
+        pos_ratio=None if private else p_emp,
+        radius=hyper["radius"],
+        alpha=0.0 if method == "sgda-mlp" else 1e-4,
+        scorer="mlp" if method == "sgda-mlp" else "linear",
+        hidden_units=256,
+        solver=solver,
+        random_state=seed,
+    )
+    start = time.perf_counter()
+    model.fit(X_train, y_train)
+    seconds = time.perf_counter() - start
+    auc = 100.0 * roc_auc_score(y_test, model.decision_function(X_test))
+    cal = model.calibration_
+    return {
+        "method": method, "dataset": dataset, "epsilon": epsilon, "delta": delta, "seed": seed,
+        "auc": auc, "seconds": seconds, "n_iter": int(model.n_iter_),
+        "z": float(cal.noise_multiplier),
+        "z_blocks": [float(z) for z in (cal.block_noise_multipliers or (0.0, 0.0))],
+        "step_size": list(steps), "clip": clip,
+    }
+
+
+def cells(methods, datasets, epsilons, deltas, original):
+    for dataset in datasets:
+        for method in methods:
+            if original:
+                yield method, dataset, math.inf, None
+            for delta in deltas:
+                for epsilon in epsilons:
+                    yield method, dataset, epsilon, delta
+
+
+def _key(r):
+    return (r["method"], r["dataset"], float(r["epsilon"]), r["delta"], int(r["seed"]))
+
+
+def load_results(path):
+    done = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                r["epsilon"] = float(r["epsilon"])
+                done[_key(r)] = r
+    return done
+
+
+def summarise(results, methods, datasets, epsilons, deltas, original, seeds):
+    """Markdown table: ours mean (std) | paper | difference | noise multiplier."""
+    lines = ["| dataset | method | delta | epsilon | ours AUC % mean (std) | paper | ours - paper "
+             "| z (joint) | z_w / z_v | seeds |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    summary = []
+    for method, dataset, epsilon, delta in cells(methods, datasets, epsilons, deltas, original):
+        rows = [results.get((method, dataset, float(epsilon), delta, s)) for s in seeds]
+        rows = [r for r in rows if r is not None]
+        paper = paper_auc(method, dataset, epsilon, delta)
+        eps_txt = "Original" if math.isinf(epsilon) else f"{epsilon:g}"
+        delta_txt = "-" if delta is None else f"{delta:g}"
+        if method == "nseg" and NoisyExtragradient is None:
+            lines.append(f"| {dataset} | {method} | {delta_txt} | {eps_txt} | n/a (NSEG not "
+                         f"available) | {paper:.3f} | | | | 0 |")
+            continue
+        if not rows:
+            lines.append(f"| {dataset} | {method} | {delta_txt} | {eps_txt} | not run | "
+                         f"{paper:.3f} | | | | 0 |")
+            continue
+        aucs = np.array([r["auc"] for r in rows])
+        mean, std = aucs.mean(), aucs.std()
+        z, zb = rows[0]["z"], rows[0]["z_blocks"]
+        lines.append(f"| {dataset} | {method} | {delta_txt} | {eps_txt} | {mean:.3f} ({std:.3f}) | "
+                     f"{paper:.3f} | {mean - paper:+.3f} | {z:.3f} | {zb[0]:.3f} / {zb[1]:.3f} "
+                     f"| {len(rows)} |")
+        summary.append(dict(method=method, dataset=dataset, epsilon=epsilon, delta=delta,
+                            mean=mean, std=std, paper=paper))
+    return "\n".join(lines), summary
+
+
+def plot(summary, path):
+    """AUC vs epsilon, ours vs paper, one panel per dataset (delta = 1e-6)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: skipping the plot.")
+        return None
+    datasets = [d for d in DATASETS if any(s["dataset"] == d for s in summary)]
+    fig, axes = plt.subplots(1, len(datasets), figsize=(4.5 * len(datasets), 3.6), squeeze=False)
+    for ax, dataset in zip(axes[0], datasets):
+        for i, method in enumerate(METHODS):
+            pts = sorted((s["epsilon"], s["mean"], s["std"], s["paper"]) for s in summary
+                         if s["dataset"] == dataset and s["method"] == method
+                         and s["delta"] == 1e-6)
+            if not pts:
+                continue
+            e, m, sd, pp = map(np.array, zip(*pts))
+            color = f"C{i}"
+            ax.errorbar(e, m, yerr=sd, marker="o", color=color, label=f"{method} (ours)")
+            ax.plot(e, pp, ls="--", marker="x", color=color, label=f"{method} (paper)")
+        ax.set_xscale("log")
+        ax.set_xlabel("epsilon (delta = 1e-6)")
+        ax.set_ylabel("test AUC (%)")
+        ax.set_title(dataset)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    print(f"plot written to {path}")
+    return path
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data-dir", default=os.environ.get("SKDPMINIMAX_DATA",
+                                                              str(ROOT.parent / "shared" / "data")))
+    parser.add_argument("--quick", action="store_true",
+                        help="ijcnn1 and MNIST linear at delta=1e-6, eps in {0.1, 1, 10} and "
+                             "Original, 2 seeds (a few minutes on 2 cores)")
+    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    parser.add_argument("--datasets", nargs="+", choices=DATASETS, default=list(DATASETS))
+    parser.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
+    parser.add_argument("--deltas", nargs="+", type=float, default=list(DELTAS))
+    parser.add_argument("--no-original", action="store_true")
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--results", default=str(ROOT / "benchmarks" / "results_yang2022.jsonl"))
+    parser.add_argument("--markdown", default=None, help="write the table to this file")
+    parser.add_argument("--plot", default=None, help="write the AUC-vs-epsilon plot here")
+    args = parser.parse_args(argv)
+
+    if args.quick:
+        args.methods = ["nseg", "sgda-linear"]
+        args.datasets = ["ijcnn1", "mnist"]
+        args.epsilons = [0.1, 1.0, 10.0]
+        args.deltas = [1e-6]
+        args.seeds = min(args.seeds, 2)
+    original = not args.no_original
+    seeds = list(range(args.seeds))
+    results_path = Path(args.results)
+    results = load_results(results_path)
+    data_cache = {}
+    start = time.perf_counter()
+    for method, dataset, epsilon, delta in cells(args.methods, args.datasets, args.epsilons,
+                                                  args.deltas, original):
+        if method == "nseg" and NoisyExtragradient is None:
+            continue
+        for seed in seeds:
+            key = (method, dataset, float(epsilon), delta, seed)
+            if key in results:
+                continue
+            if dataset not in data_cache:
+                data_cache[dataset] = load(dataset, args.data_dir)
+            r = run_cell(method, dataset, epsilon, delta, seed, data_cache[dataset])
+            results[key] = r
+            with results_path.open("a") as f:
+                f.write(json.dumps(r) + "\n")
+            print(f"{method:12s} {dataset:14s} eps={epsilon:<5g} delta={delta} seed={seed} "
+                  f"AUC={r['auc']:.3f} z={r['z']:.3f} ({r['seconds']:.1f}s)", flush=True)
+    table, summary = summarise(results, args.methods, args.datasets, args.epsilons, args.deltas,
+                               original, seeds)
+    print(table)
+    print(f"total wall time of new runs: {time.perf_counter() - start:.0f}s")
+    if args.markdown:
+        Path(args.markdown).write_text(table + "\n")
+    if args.plot:
+        plot(summary, Path(args.plot))
+
+
+if __name__ == "__main__":
+    main()
