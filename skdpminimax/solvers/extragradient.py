@@ -62,8 +62,9 @@ class NoisyExtragradient(PrivateSolver):
     step_size : float or "auto", default="auto"
         Constant ``gamma``. ``"auto"`` is Corollary 1's
         ``D / (M sqrt(7 T (1 + d sigma^2 / M^2)))`` capped at Theorem 2's
-        ``1 / (sqrt(3) L)`` (``D``: joint diameter, ``M``: joint clip norm,
-        ``sigma``: noise std per coordinate of the mean, ``L``: smoothness).
+        ``1 / (sqrt(3) L)`` (``D``: joint diameter, ``M``: joint clip norm, taken
+        as 0 for full batches, ``sigma``: noise std per coordinate of the mean,
+        ``L``: smoothness).
     sampler : {"without_replacement", "poisson"}, default="without_replacement"
         Multi pass only: batch sampling (replace-one, as in the paper, or
         add/remove-one).
@@ -195,7 +196,10 @@ class NoisyExtragradient(PrivateSolver):
             d * (z * sampler.sensitivity_factor * c / sampler.normalizer) ** 2
             for d, z, c in zip(dims, calibration.block_noise_multipliers, clips)
         )
-        m2 = clips[0] ** 2 + clips[1] ** 2
+        # The M^2 term of Theorem 2 comes from sampling; full-batch noiseless EG has none.
+        m2 = 0.0 if sampler.name == "full" else clips[0] ** 2 + clips[1] ** 2
+        if m2 + noise_energy == 0:
+            return cap
         return min(cap, diameter / math.sqrt(7.0 * n_iter * (m2 + noise_energy)))
 
     # ---- the algorithm -------------------------------------------------------
