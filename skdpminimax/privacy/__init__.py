@@ -10,6 +10,7 @@ from skdpminimax.privacy.calibration import (
 )
 from skdpminimax.privacy.mechanisms import clip_rows, clipped_sum, private_count
 from skdpminimax.privacy.samplers import (
+    DisjointBatches,
     FullBatch,
     PoissonSampler,
     WithoutReplacementSampler,
@@ -28,6 +29,7 @@ __all__ = [
     "clip_rows",
     "clipped_sum",
     "private_count",
+    "DisjointBatches",
     "FullBatch",
     "PoissonSampler",
     "WithoutReplacementSampler",

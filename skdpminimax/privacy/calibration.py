@@ -71,6 +71,10 @@ class NoiseCalibration:
     block_noise_multipliers : tuple of float
         Per-block multipliers ``z_b`` (noise std on block ``b``'s sum over its
         sensitivity), filled in by the solver that splits ``z`` among its blocks.
+    n_compositions : int
+        How many of the ``n_steps`` releases one example can affect, i.e. how many
+        times the accountant composed the step's event (``n_steps``, or 1 for
+        disjoint batches by parallel composition).
     """
 
     noise_multiplier: float
@@ -83,6 +87,7 @@ class NoiseCalibration:
     epsilon: float
     delta: float
     block_noise_multipliers: tuple = ()
+    n_compositions: int = 0
 
     def to_dict(self):
         return asdict(self)
@@ -115,8 +120,10 @@ def certified_epsilon(sampler, noise_multiplier, n_steps, delta, accounting="pld
             f"{accounting!r} accounting is not available for the {sampler.name!r} sampler; "
             f"use one of {sampler.accountings}."
         )
+    # An example affects at most releases_per_example(n_steps) releases (n_steps,
+    # or 1 for disjoint batches by parallel composition): compose that many.
     event = dp_accounting.SelfComposedDpEvent(
-        sampler.dp_event(noise_multiplier), int(n_steps)
+        sampler.dp_event(noise_multiplier), sampler.releases_per_example(n_steps)
     )
     if accounting == "pld":
         accountant = pld.PLDAccountant(value_discretization_interval=pld_interval)
@@ -199,6 +206,7 @@ def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld
     n_steps = int(n_steps)
     if n_steps < 1:
         raise ValueError("n_steps must be >= 1.")
+    sampler.releases_per_example(n_steps)  # raises if the sampler cannot serve n_steps
     if accounting not in sampler.accountings:
         accounting = sampler.accountings[0]
     if math.isinf(epsilon):
@@ -218,6 +226,7 @@ def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld
         accounting=accounting,
         epsilon=float(certified),
         delta=float(delta),
+        n_compositions=sampler.releases_per_example(n_steps),
     )
 
 

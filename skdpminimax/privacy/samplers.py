@@ -10,10 +10,14 @@ sampler                neighbouring        sensitivity of a clipped sum  account
 ``FullBatch``          replace-one         2 C                           PLD / RDP
 ``PoissonSampler``     add/remove-one      C                             PLD / RDP
 ``WithoutReplacement`` replace-one         2 C                           RDP (WBK)
+``DisjointBatches``    replace-one         2 C                           PLD / RDP
 =====================  ==================  ============================  ==========
 
 ``C`` is the per-example clip norm of a block. In every case ``n_samples`` is
-treated as public.
+treated as public. ``releases_per_example(n_steps)`` is how many of the
+``n_steps`` releases one example can affect: the number of times the accountant
+composes the per-step event (``n_steps``, except for disjoint batches, where
+parallel composition makes it 1).
 """
 
 import math
@@ -21,7 +25,13 @@ import math
 import dp_accounting
 import numpy as np
 
-__all__ = ["FullBatch", "PoissonSampler", "WithoutReplacementSampler", "make_sampler"]
+__all__ = [
+    "FullBatch",
+    "PoissonSampler",
+    "WithoutReplacementSampler",
+    "DisjointBatches",
+    "make_sampler",
+]
 
 # Steps whose batches are drawn at once: bounds memory for long runs.
 _CHUNK_STEPS = 1024
@@ -53,6 +63,10 @@ class _Sampler:
     def normalizer(self):
         """The fixed number a noisy gradient sum is divided by (never the realised size)."""
         return self.batch_size
+
+    def releases_per_example(self, n_steps):
+        """Releases among ``n_steps`` that one example can affect (compositions to account)."""
+        return int(n_steps)
 
     def key(self):
         """Hashable description, used to cache calibrations."""
@@ -162,16 +176,65 @@ class WithoutReplacementSampler(_Sampler):
         )
 
 
+class DisjointBatches(_Sampler):
+    """Consecutive chunks of one random permutation: every example is in at most one batch.
+
+    Replace-one neighbours. A step's release depends only on its own batch (and on
+    earlier releases), so by parallel composition (McSherry 2009; Boob & Guzman
+    2023, Prop. 4) the whole run costs what *one* step costs:
+    :meth:`releases_per_example` is 1 and the accountant composes the plain
+    Gaussian event once. ``n_steps * batch_size`` must not exceed ``n_samples``;
+    left-over examples are never used. The permutation comes from ``rng`` only,
+    never from the data.
+    """
+
+    name = "disjoint"
+    neighboring_relation = "replace-one"
+    sensitivity_factor = 2.0
+
+    def max_steps(self):
+        """Largest number of disjoint batches the data set holds."""
+        return self.n_samples // self.batch_size
+
+    def _check_steps(self, n_steps):
+        if n_steps > self.max_steps():
+            raise ValueError(
+                f"{n_steps} disjoint batches of size {self.batch_size} need "
+                f"{n_steps * self.batch_size} examples; only {self.n_samples} are available."
+            )
+
+    def releases_per_example(self, n_steps):
+        self._check_steps(n_steps)
+        return 1
+
+    def batches(self, rng, n_steps):
+        self._check_steps(n_steps)
+        order = rng.permutation(self.n_samples)
+        m = self.batch_size
+        for t in range(n_steps):
+            yield order[t * m : (t + 1) * m]
+
+    def dp_event(self, noise_multiplier):
+        # Not subsampled: an example's batch is fixed once the permutation is drawn,
+        # and the permutation is independent of the data.
+        return dp_accounting.GaussianDpEvent(noise_multiplier)
+
+
 _SAMPLERS = {
-    cls.name: cls for cls in (FullBatch, PoissonSampler, WithoutReplacementSampler)
+    cls.name: cls
+    for cls in (FullBatch, PoissonSampler, WithoutReplacementSampler, DisjointBatches)
 }
 
 
 def make_sampler(name, n_samples, batch_size=None):
-    """Build the sampler called ``name`` (``'full'``, ``'poisson'``, ``'without_replacement'``).
+    """Build the sampler called ``name`` (``'full'``, ``'poisson'``, ``'without_replacement'``,
+    ``'disjoint'``).
 
-    ``batch_size=None`` (or ``>= n_samples``) always gives :class:`FullBatch`.
+    ``batch_size=None`` (or ``>= n_samples``) gives :class:`FullBatch`, except for
+    ``'disjoint'``, whose single batch of all rows is released once.
     """
+    if name == "disjoint":
+        return DisjointBatches(n_samples, min(batch_size or n_samples, n_samples))
     if batch_size is None or batch_size >= n_samples:
         return FullBatch(n_samples)
     try:

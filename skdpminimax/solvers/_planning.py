@@ -1,0 +1,60 @@
+"""Data-free planning shared by the solvers in this package.
+
+Small helpers that turn public quantities (objective constants, ``n_samples``,
+budget, hyperparameters) into what a solver needs before it touches data.
+"""
+
+import dataclasses
+import math
+
+import numpy as np
+
+from skdpminimax.privacy.calibration import calibrate_noise_multiplier, split_noise_multiplier
+from skdpminimax.solvers.oracle import noise_shares, resolve_clip_norms
+
+__all__ = ["calibrate_gradient_blocks", "initial_point", "operator_lipschitz"]
+
+
+def calibrate_gradient_blocks(objective, sampler, n_releases, budget, accounting,
+                              clip_w, clip_v, noise_allocation):
+    """Calibrate ``n_releases`` oracle calls and split the joint multiplier per block.
+
+    Each call of :class:`~skdpminimax.solvers.oracle.NoisyGradientOracle` is one
+    whitened Gaussian release of both blocks; ``sampler`` says how the calls'
+    batches are drawn (and so how many of them one example can affect).
+    """
+    calibration = calibrate_noise_multiplier(
+        sampler, n_releases, budget.epsilon, budget.delta, accounting
+    )
+    clips = resolve_clip_norms(objective, clip_w, clip_v)
+    w0, v0 = objective.init_params()
+    shares = noise_shares(noise_allocation, (w0.size, v0.size), clips)
+    return dataclasses.replace(
+        calibration,
+        block_noise_multipliers=split_noise_multiplier(calibration.noise_multiplier, shares),
+    )
+
+
+def initial_point(objective, rng, init):
+    """Projected start ``(w, v)``: the objective's data-free one, or ``init`` (copied)."""
+    if init is None:
+        w, v = objective.init_params(rng)
+    else:
+        w, v = np.array(init[0], dtype=float), np.array(init[1], dtype=float)
+    return objective.primal_set.project(w), objective.dual_set.project(v)
+
+
+def operator_lipschitz(objective, default=None):
+    """Lipschitz bound of the saddle operator ``(grad_w, -grad_v)`` (``objective.smoothness()``).
+
+    ``default`` is returned when the objective declares none (``np.inf``); with
+    ``default=None`` that is an error.
+    """
+    smooth = float(objective.smoothness())
+    if math.isfinite(smooth) and smooth > 0:
+        return smooth
+    if default is None:
+        raise ValueError(
+            "This solver needs a finite smoothness() bound of the objective's gradient map."
+        )
+    return float(default)
