@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from skdpminimax import DPAUCMaximizer
 from skdpminimax.solvers import NoisySGDA
-from tests.sklearn_checks import parametrize_with_checks_list
+from sklearn_checks import parametrize_with_checks_list
 
 # Checks that cannot hold for a private estimator, each with its reason.
 EXPECTED_FAILURES = {
