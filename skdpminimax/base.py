@@ -14,7 +14,13 @@
 Subclasses implement the task-specific steps (:meth:`_validate_targets`,
 :meth:`_public_constants`, :meth:`_private_constants`, :meth:`_make_objective`,
 :meth:`_set_fitted`). A fit interrupted after step 3 has spent its budget: the
-accountant is charged before data are touched, as a ledger must be.
+accountant is charged before data are touched, as a ledger must be; any failed
+fit leaves the estimator unfitted (its fitted attributes are removed).
+
+Sparse ``X`` is refused with a clear error (dense data are required): rows are
+clipped and scored as dense vectors, and the data sets these estimators are made
+for are small and dense. Values of any finite size are accepted: rows are clipped
+to ``data_norm`` with an overflow-safe norm.
 """
 
 import warnings
@@ -29,7 +35,7 @@ from sklearn.utils._param_validation import HasMethods, Interval
 from skdpminimax._compat import validate_data
 from skdpminimax.objectives.base import SaddleData
 from skdpminimax.privacy.budget import PrivacyBudget, resolve_accountant
-from skdpminimax.privacy.mechanisms import clip_rows
+from skdpminimax.privacy.mechanisms import clip_rows, row_norms
 from skdpminimax.solvers import resolve_solver
 
 __all__ = ["DPMinimaxEstimator", "resolve_rng"]
@@ -79,6 +85,16 @@ class DPMinimaxEstimator(BaseEstimator):
 
     # ---- the pipeline --------------------------------------------------------
     def _fit(self, X, y, **task_data):
+        try:
+            return self._fit_steps(X, y, **task_data)
+        except BaseException:
+            # No half-fitted estimator: a failed fit (bad input, budget error or a
+            # crash in the solver) leaves it unfitted, even if it was fitted before.
+            for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+                delattr(self, name)
+            raise
+
+    def _fit_steps(self, X, y, **task_data):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False,
                              ensure_min_samples=2)
@@ -124,7 +140,7 @@ class DPMinimaxEstimator(BaseEstimator):
             "and no additional privacy leakage, specify `data_norm` at initialisation.",
             PrivacyLeakWarning,
         )
-        norm = float(np.linalg.norm(X, axis=1).max())
+        norm = float(row_norms(X).max())
         return norm if norm > 0 else 1.0
 
     def _split_budget(self, budget):

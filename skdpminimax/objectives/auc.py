@@ -18,6 +18,8 @@ private estimate; the term ``-p(1-p) alpha^2`` is then data-free, so it is neith
 clipped nor noised.
 """
 
+import math
+
 import numpy as np
 
 from skdpminimax.objectives.base import SaddleObjective
@@ -109,7 +111,7 @@ class SquareLossAUC(SaddleObjective):
         # Per-example primal norm^2 = g_h^2 ||grad h||^2 + g_centre^2: no need to form
         # the (m, dim w) matrix, which matters for wide scorers.
         theta, _, _, _, g_h, g_centre, g_alpha = self._grad_parts(w, v, data)
-        norms = np.sqrt((g_h * self.scorer.grad_norms(theta, data.X)) ** 2 + g_centre**2)
+        norms = np.hypot(g_h * self.scorer.grad_norms(theta, data.X), g_centre)  # no overflow
         scale = np.minimum(1.0, clip_w / np.maximum(norms, 1e-300))
         sw = np.empty(self.n_theta + 2)
         sw[: self.n_theta] = self.scorer.weighted_grad_sum(theta, data.X, g_h * scale)
@@ -131,7 +133,8 @@ class SquareLossAUC(SaddleObjective):
         K = self.scorer.grad_bound(self.data_norm, self.radius)
         s_max = max(self.p, 1.0 - self.p)
         # |h - centre + u(1+alpha)| <= 4H + 1 and |h - centre| <= 2H on the sets.
-        g_w = 2.0 * s_max * np.sqrt((K * (4.0 * H + 1.0)) ** 2 + (2.0 * H) ** 2)
+        # hypot: no OverflowError for huge public bounds (the bound is then inf).
+        g_w = 2.0 * s_max * math.hypot(K * (4.0 * H + 1.0), 2.0 * H)
         g_v = 2.0 * s_max * H
         return float(g_w), float(g_v)
 
@@ -140,7 +143,7 @@ class SquareLossAUC(SaddleObjective):
         if not isinstance(self.scorer, LinearScorer):
             return np.inf
         # Per-example Hessian is 2 s [x; -1; -1][x; -1; -1]^T-like: norm <= 2 s (K + 1)^2.
-        return 2.0 * max(self.p, 1.0 - self.p) * (K + 1.0) ** 2 + max(
+        return 2.0 * max(self.p, 1.0 - self.p) * (K + 1.0) * (K + 1.0) + max(
             self.l2_reg, 2.0 * self.p * (1.0 - self.p)
         )
 

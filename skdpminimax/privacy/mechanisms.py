@@ -9,7 +9,7 @@ import math
 import numpy as np
 from diffprivlib.mechanisms import GeometricTruncated
 
-__all__ = ["clip_rows", "clipped_sum", "private_count"]
+__all__ = ["clip_rows", "clipped_sum", "private_count", "row_norms"]
 
 
 def clip_rows(X, max_norm):
@@ -19,10 +19,25 @@ def clip_rows(X, max_norm):
     becomes a guarantee rather than an assumption.
     """
     X = np.array(X, dtype=float, copy=True)
-    norms = np.linalg.norm(X, axis=1)
+    norms = row_norms(X)
     too_long = norms > max_norm
-    X[too_long] *= (max_norm / norms[too_long])[:, None]
+    # Divide first: max_norm / norm can underflow to 0 for norms near float max.
+    X[too_long] = (X[too_long] / norms[too_long, None]) * max_norm
     return X
+
+
+def row_norms(X):
+    """L2 norm of each row of ``X``, without overflow for huge finite entries.
+
+    Each row is scaled by its largest absolute entry before squaring; a norm that
+    exceeds the float range is returned as the largest float.
+    """
+    X = np.asarray(X, dtype=float)
+    scale = np.abs(X).max(axis=1, initial=0.0)
+    safe = np.where(scale > 0, scale, 1.0)
+    with np.errstate(over="ignore"):
+        norms = scale * np.sqrt(np.einsum("ij,ij->i", X / safe[:, None], X / safe[:, None]))
+    return np.minimum(norms, np.finfo(float).max)
 
 
 def clipped_sum(per_example, max_norm):

@@ -1,0 +1,250 @@
+"""Privacy audit: correct solvers pass it, deliberately broken ones are caught.
+
+The broken solvers live here only (never in the library). The setting makes one
+fit close to a single Gaussian mechanism, so that the attack is as strong as the
+accountant assumes: rows at the origin (no gradient in the canary's direction),
+a canary at the clip bound whose replacement has the opposite label (gradient
+gap ``2 C`` under replace-one), one full-batch step and the last iterate released.
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from sklearn.base import ClassifierMixin
+from sklearn.linear_model import LogisticRegression
+
+from skdpminimax import DPAUCMaximizer
+from skdpminimax.audit import audit_estimator, epsilon_lower_bound
+from skdpminimax.base import DPMinimaxEstimator
+from skdpminimax.objectives.base import SaddleObjective
+from skdpminimax.sets import L2Ball
+from skdpminimax.solvers import NoisySGDA
+from skdpminimax.solvers.oracle import resolve_clip_norms
+
+pytestmark = pytest.mark.statistical
+
+EPSILON, DELTA = 2.0, 1e-2  # a large delta makes a finite-sample audit powerful
+
+
+@pytest.fixture
+def runs(request):
+    """``n_runs`` of a test: its fast default, or ``--audit-runs``."""
+    override = request.config.getoption("--audit-runs")
+    return lambda default: default if override is None else override
+
+
+def gda(**kw):
+    """One full-batch step, last iterate: a single Gaussian release."""
+    params = dict(batch_size=None, n_iter=1, average="last", step_size=1.0, clip_w=1.0,
+                  clip_v=1.0, noise_allocation=1e-3)  # nearly all privacy to the primal block
+    params.update(kw)
+    return params
+
+
+def auc(solver, **kw):
+    return DPAUCMaximizer(epsilon=EPSILON, delta=DELTA, data_norm=2.0, pos_ratio=0.5,
+                          solver=solver, **kw)
+
+
+# ---- deliberately broken solvers (test-only) ------------------------------------
+class NoNoiseSGDA(NoisySGDA):
+    """Claims the budget, adds no noise."""
+
+    def calibrate(self, objective, n_samples, budget):
+        cal = super().calibrate(objective, n_samples, budget)
+        return dataclasses.replace(cal, block_noise_multipliers=(0.0, 0.0))
+
+
+class HalfNoiseSGDA(NoisySGDA):
+    """Half the calibrated noise."""
+
+    def calibrate(self, objective, n_samples, budget):
+        cal = super().calibrate(objective, n_samples, budget)
+        return dataclasses.replace(
+            cal, block_noise_multipliers=tuple(z / 2 for z in cal.block_noise_multipliers))
+
+
+class UnclippedSGDA(NoisySGDA):
+    """Noise for clip norms 1, but gradients clipped only at the objective's loose
+    certified bound (set ``clip_w=clip_v=None``): clipping is effectively off."""
+
+    def calibrate(self, objective, n_samples, budget):
+        cal = super().calibrate(objective, n_samples, budget)
+        used = resolve_clip_norms(objective, self.clip_w, self.clip_v)
+        return dataclasses.replace(cal, block_noise_multipliers=tuple(
+            z * 1.0 / c for z, c in zip(cal.block_noise_multipliers, used)))
+
+
+class SeparateBlocksSGDA(NoisySGDA):
+    """Each block gets the single-block multiplier ``z`` (accounted separately, as the
+    papers do): the joint multiplier is ``z / sqrt(2)``."""
+
+    def calibrate(self, objective, n_samples, budget):
+        cal = super().calibrate(objective, n_samples, budget)
+        z = cal.noise_multiplier
+        return dataclasses.replace(cal, block_noise_multipliers=(z, z))
+
+
+# ---- a two-block linear release (test harness for the joint accounting) ----------
+class BilinearObjective(SaddleObjective):
+    """``f(w, v; x, y) = y <w, x> + y <v, x>``: both blocks' gradients are ``y x``,
+    so one step releases the canary in both blocks at once."""
+
+    def __init__(self, n_features, data_norm):
+        self.n_features, self.data_norm = n_features, data_norm
+        self.primal_set = L2Ball(1e6)
+        self.dual_set = L2Ball(1e6)
+
+    def init_params(self, rng=None):
+        return np.zeros(self.n_features), np.zeros(self.n_features)
+
+    def per_example_values(self, w, v, data):
+        return data.y * (data.X @ w + data.X @ v)
+
+    def per_example_grads(self, w, v, data):
+        g = data.y[:, None] * data.X
+        return g, g.copy()
+
+    def lipschitz(self):
+        return self.data_norm, self.data_norm
+
+
+class BilinearRelease(ClassifierMixin, DPMinimaxEstimator):
+    """Test-only estimator around :class:`BilinearObjective`."""
+
+    def __init__(self, epsilon=1.0, delta=1e-5, *, data_norm=None, solver="sgda",
+                 accountant=None, random_state=None):
+        self.epsilon, self.delta, self.data_norm = epsilon, delta, data_norm
+        self.solver, self.accountant, self.random_state = solver, accountant, random_state
+
+    def fit(self, X, y):
+        return self._fit(X, y)
+
+    def _validate_targets(self, X, y, **task_data):
+        self.classes_ = np.unique(y)
+        return np.where(y == self.classes_[1], 1.0, -1.0), task_data
+
+    def _public_constants(self, targets, task_data):
+        return {}
+
+    _private_constants = lambda self, targets, task_data, budget, rng: {}  # noqa: E731
+
+    def _make_objective(self, n_features, data_norm, constants):
+        return BilinearObjective(n_features, data_norm)
+
+    def _set_fitted(self, result, objective, constants):
+        self.coef_, self.dual_coef_ = result.w.copy(), result.v.copy()
+
+
+# ---- the bound itself -----------------------------------------------------------
+def test_bound_on_gaussian_samples_is_below_the_gaussian_epsilon():
+    """Scores of an exact Gaussian mechanism at (EPSILON, DELTA) never give a bound
+    above EPSILON; a mechanism with twice the signal does."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    def delta_of(e, mu):
+        return norm.cdf(-e / mu + mu / 2) - np.exp(e) * norm.cdf(-e / mu - mu / 2)
+
+    mu = brentq(lambda m: delta_of(EPSILON, m) - DELTA, 1e-3, 20)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        fair = epsilon_lower_bound(rng.normal(mu, 1, 2000), rng.normal(0, 1, 2000),
+                                   delta=DELTA, n_selection=500)
+        assert fair.epsilon_lower_bound <= EPSILON
+        assert fair.epsilon_lower_bound_gdp <= EPSILON
+    leaky = epsilon_lower_bound(rng.normal(2 * mu, 1, 2000), rng.normal(0, 1, 2000),
+                                delta=DELTA, n_selection=500)
+    assert leaky.epsilon_lower_bound > EPSILON
+    assert leaky.true_positives + leaky.false_negatives == 1500
+
+
+def test_non_private_model_is_exposed(runs):
+    result = audit_estimator(LogisticRegression(C=1e4), epsilon=1.0, delta=1e-5,
+                             n_runs=runs(60), random_state=0)
+    assert result.epsilon_lower_bound > 1.0
+    assert result.violates_claim
+    assert result.true_positives == result.n_runs - result.n_selection
+    assert result.false_positives == 0
+
+
+# ---- correct solvers: the audit never exceeds the claim ---------------------------
+def test_dp_gda_passes(runs):
+    result = audit_estimator(auc(NoisySGDA(**gda())), epsilon=EPSILON, delta=DELTA,
+                             n_runs=runs(2000), random_state=1, selection_fraction=0.25)
+    assert result.neighboring_relation == "replace-one"
+    assert result.epsilon_lower_bound <= EPSILON
+    # Full-batch DP-GDA is exactly Gaussian: the GDP bound applies and holds too,
+    # and the attack is strong (not a vacuous pass).
+    assert result.epsilon_lower_bound_gdp <= EPSILON
+    assert result.epsilon_lower_bound_gdp > 0.5 * EPSILON
+
+
+def test_dp_sgda_passes(runs):
+    X = np.zeros((40, 2))
+    y = np.arange(40) % 2
+    solver = NoisySGDA(**gda(batch_size=10, n_iter=3))
+    result = audit_estimator(auc(solver), epsilon=EPSILON, delta=DELTA, X=X, y=y,
+                             n_runs=runs(400), random_state=2)
+    assert result.neighboring_relation == "add/remove-one"
+    assert result.epsilon_lower_bound <= EPSILON
+
+
+# ---- broken solvers are caught -------------------------------------------------
+def test_no_noise_is_caught(runs):
+    result = audit_estimator(auc(NoNoiseSGDA(**gda())), epsilon=EPSILON, delta=DELTA,
+                             n_runs=runs(100), random_state=3)
+    assert result.epsilon_lower_bound > EPSILON
+
+
+def test_no_clipping_is_caught(runs):
+    # Canary gradient ||x|| = data_norm = 4 where the noise assumes 1.
+    solver = UnclippedSGDA(**gda(clip_w=None, clip_v=None))
+    result = audit_estimator(auc(solver).set_params(data_norm=4.0), epsilon=EPSILON,
+                             delta=DELTA, n_runs=runs(400), random_state=4)
+    assert result.epsilon_lower_bound > EPSILON
+
+
+def test_half_noise_is_caught(runs):
+    result = audit_estimator(auc(HalfNoiseSGDA(**gda())), epsilon=EPSILON, delta=DELTA,
+                             n_runs=runs(2000), random_state=5, selection_fraction=0.25)
+    assert result.epsilon_lower_bound > EPSILON
+
+
+def test_blocks_accounted_separately_is_caught(runs):
+    """Joint multiplier sqrt(2) too small. The signal is sqrt(2) x the claimed one,
+    beyond what a few thousand runs can show with the assumption-free bound; full-batch
+    DP-GDA's claim is exactly a Gaussian mechanism, so its GDP bound tests the claim."""
+    kw = dict(epsilon=EPSILON, delta=DELTA, data_norm=2.0)
+    common = dict(epsilon=EPSILON, delta=DELTA, n_runs=runs(2000), selection_fraction=0.25,
+                  statistic="params")
+    fair = audit_estimator(BilinearRelease(solver=NoisySGDA(**gda(noise_allocation="equal")), **kw),
+                           random_state=6, **common)
+    broken = audit_estimator(
+        BilinearRelease(solver=SeparateBlocksSGDA(**gda(noise_allocation="equal")), **kw),
+        random_state=6, **common)
+    assert fair.epsilon_lower_bound_gdp <= EPSILON
+    assert broken.epsilon_lower_bound_gdp > EPSILON
+
+
+def test_inputs_not_mutated_and_reproducible():
+    X = np.zeros((10, 2))
+    y = np.arange(10) % 2
+    X0, y0 = X.copy(), y.copy()
+    a = audit_estimator(auc(NoisySGDA(**gda())), epsilon=EPSILON, delta=DELTA, X=X, y=y,
+                        n_runs=20, random_state=7)
+    b = audit_estimator(auc(NoisySGDA(**gda())), epsilon=EPSILON, delta=DELTA, X=X, y=y,
+                        n_runs=20, random_state=7)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+    np.testing.assert_array_equal(a.scores_in, b.scores_in)
+    assert "lower bound" in a.summary()
+
+
+@pytest.mark.parametrize("kwargs", [{"epsilon": 0}, {"epsilon": 1, "delta": 1.5},
+                                    {"epsilon": 1, "n_runs": 2},
+                                    {"epsilon": 1, "neighboring": "swap"}])
+def test_bad_arguments(kwargs):
+    with pytest.raises(ValueError):
+        audit_estimator(LogisticRegression(), **kwargs)
