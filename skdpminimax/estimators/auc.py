@@ -191,7 +191,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         classes, encoded = np.unique(y, return_inverse=True)
         if len(classes) != 2:
             raise ValueError(
-                f"DPAUCMaximizer needs both classes in y; got only {classes.tolist()}."
+                f"DPAUCMaximizer needs 2 classes in y; got only {classes.tolist()}."
             )
         self.classes_ = classes
         return np.where(encoded == 1, 1.0, -1.0), task_data
