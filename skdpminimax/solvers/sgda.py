@@ -12,12 +12,10 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-import dataclasses
-
-from skdpminimax.privacy.calibration import calibrate_noise_multiplier, split_noise_multiplier
 from skdpminimax.privacy.samplers import make_sampler
+from skdpminimax.solvers._planning import calibrate_gradient_blocks, initial_point
 from skdpminimax.solvers.base import PrivateSolver, SolverResult
-from skdpminimax.solvers.oracle import NoisyGradientOracle, noise_shares, resolve_clip_norms
+from skdpminimax.solvers.oracle import NoisyGradientOracle, resolve_clip_norms
 
 __all__ = ["NoisySGDA"]
 
@@ -140,15 +138,9 @@ class NoisySGDA(PrivateSolver):
         """Joint and per-block noise multipliers for ``n_iter`` steps (data-free)."""
         self._validate_params()
         sampler = self._make_sampler(n_samples)
-        calibration = calibrate_noise_multiplier(
-            sampler, self._n_steps(sampler), budget.epsilon, budget.delta, self.accounting
-        )
-        clips = resolve_clip_norms(objective, self.clip_w, self.clip_v)
-        w0, v0 = objective.init_params()
-        shares = noise_shares(self.noise_allocation, (w0.size, v0.size), clips)
-        return dataclasses.replace(
-            calibration,
-            block_noise_multipliers=split_noise_multiplier(calibration.noise_multiplier, shares),
+        return calibrate_gradient_blocks(
+            objective, sampler, self._n_steps(sampler), budget, self.accounting,
+            self.clip_w, self.clip_v, self.noise_allocation,
         )
 
     def _step_sizes(self, objective):
@@ -185,10 +177,8 @@ class NoisySGDA(PrivateSolver):
         n_steps = calibration.n_steps
         etas_w, etas_v = self._schedule(objective, *self._step_sizes(objective), n_steps)
 
-        w, v = objective.init_params(rng) if init is None else (np.array(init[0], float),
-                                                                 np.array(init[1], float))
+        w, v = initial_point(objective, rng, init)
         W, V = objective.primal_set, objective.dual_set
-        w, v = W.project(w), V.project(v)
         first_averaged = {"uniform": 0, "tail": n_steps // 2, "last": n_steps}[self.average]
         sum_w, sum_v = np.zeros_like(w), np.zeros_like(v)
 
