@@ -9,9 +9,19 @@ from skdpminimax.solvers.base import (
 )
 from skdpminimax.solvers.oracle import NoisyGradientOracle
 from skdpminimax.solvers.sgda import NoisySGDA
+from skdpminimax.solvers.base_solvers import (
+    CertificationError,
+    CertifiedSolution,
+    Extragradient,
+    ProjectedGDA,
+    SVRGExtragradient,
+)
+from skdpminimax.solvers.output_perturbation import OutputPerturbation, PhasedOutputPerturbation
 
 register_solver("sgda", NoisySGDA)
 register_solver("gda", lambda: NoisySGDA(batch_size=None, n_iter=500))
+register_solver("output_perturbation", OutputPerturbation)
+register_solver("phased_output_perturbation", PhasedOutputPerturbation)
 
 __all__ = [
     "SOLVERS",
@@ -21,4 +31,11 @@ __all__ = [
     "resolve_solver",
     "NoisyGradientOracle",
     "NoisySGDA",
+    "OutputPerturbation",
+    "PhasedOutputPerturbation",
+    "ProjectedGDA",
+    "Extragradient",
+    "SVRGExtragradient",
+    "CertifiedSolution",
+    "CertificationError",
 ]
