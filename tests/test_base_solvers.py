@@ -101,3 +101,21 @@ def test_diverging_step_is_halved_until_certified(game):
     ws, vs = objective.unconstrained_saddle(data, 0.5, 0.5)
     sol = ProjectedGDA(step_size=50.0).solve_saddle(reg, data, 1e-6)
     assert _distance(sol.w, sol.v, ws, vs) <= sol.distance_bound <= 1e-6
+
+
+@pytest.mark.parametrize("solver", [Extragradient(), SVRGExtragradient()])
+def test_ill_conditioned_auc_with_non_monotone_certificate(solver):
+    # Regression: the certificate first rises (348 -> 700) before it falls; a step rule
+    # that halves on that transient stalled forever. kappa = ell / mu_w ~ 4e5 here.
+    from sklearn.datasets import make_classification
+
+    from skdpminimax.objectives.auc import SquareLossAUC
+    from skdpminimax.objectives.base import SaddleData
+    from skdpminimax.privacy.mechanisms import clip_rows
+
+    X, y = make_classification(n_samples=1000, n_features=10, random_state=0)
+    objective = SquareLossAUC(10, 0.5, 5.0, 10.0, l2_reg=1e-4)
+    data = SaddleData(clip_rows(X, 5.0), np.where(y == 1, 1.0, -1.0))
+    sol = solver.solve_saddle(objective, data, 1e-3, rng=0)
+    assert sol.distance_bound <= 1e-3
+    assert certify(objective, objective.prepare(data), sol.w, sol.v).distance <= 1e-3

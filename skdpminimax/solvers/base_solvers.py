@@ -38,8 +38,8 @@ from the returned point with :class:`Extragradient` until it holds.
 
 Solvers here (all deterministic except the variance-reduced one, all with
 projected/proximal steps, all verified by the same certificate every
-``check_every`` iterations; a step size that makes the certificate grow is halved,
-which the certificate makes safe):
+``check_every`` iterations; a step size under which the certificate stops improving
+is halved, which the certificate makes safe):
 
 - :class:`ProjectedGDA`: simultaneous proximal gradient descent-ascent;
 - :class:`Extragradient`: proximal extragradient (Korpelevich; Tseng 1995);
@@ -144,6 +144,7 @@ class BaseSaddleSolver(BaseEstimator):
         "check_every": [Interval(Integral, 1, None, closed="left")],
     }
     _step_constant = 0.5
+    _patience = 3
 
     def __init__(self, step_size="auto", max_iter=100_000, check_every=20):
         self.step_size = step_size
@@ -172,7 +173,7 @@ class BaseSaddleSolver(BaseEstimator):
         eta = self._initial_step(split)
         cert = certify(objective, data, w, v)
         n = data.n_samples
-        evals, it = n, 0
+        evals, it, stalled, since_best, best = n, 0, 0, 0, cert.weighted
         while not cert.distance <= tol:
             if it >= self.max_iter:
                 raise CertificationError(
@@ -184,12 +185,19 @@ class BaseSaddleSolver(BaseEstimator):
             it += steps
             new = certify(objective, data, w_new, v_new)
             evals += used + n
-            if not np.isfinite(new.weighted) or new.weighted > 4.0 * cert.weighted:
-                eta /= 2.0  # diverging: the certificate makes a retry safe
+            # Any step rule is safe: only the final certificate matters. Non-finite:
+            # discard and halve. No decrease for `_patience` checks in a row (too long
+            # a step, or a stochastic noise floor), or no new best for 4 * `_patience`
+            # checks (oscillation): halve, and judge the new step afresh.
+            if not np.isfinite(new.weighted):
+                eta, stalled = eta / 2.0, 0
                 continue
-            if new.weighted >= cert.weighted:
-                eta /= 2.0
+            stalled = 0 if new.weighted < cert.weighted else stalled + 1
+            since_best = 0 if new.weighted < best else since_best + 1
             w, v, cert = w_new, v_new, new
+            best = min(best, cert.weighted)
+            if stalled >= self._patience or since_best >= 4 * self._patience:
+                eta, stalled, since_best, best = eta / 2.0, 0, 0, cert.weighted
         return CertifiedSolution(w, v, cert.distance, cert.weighted, it, evals)
 
 
