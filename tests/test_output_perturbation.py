@@ -235,3 +235,17 @@ def test_auc_without_regularisation_fails_before_spending(auc_data):
         DPAUCMaximizer(epsilon=1.0, data_norm=3.0, pos_ratio=0.5, alpha=0.0,
                        solver="output_perturbation", accountant=acc).fit(X, y)
     assert acc.total() == (0, 0)
+
+
+def test_user_base_solver_returning_nan_is_recovered(game):
+    objective, data = game
+    reg = objective.regularized(0.5)
+    ws, vs = objective.unconstrained_saddle(data, 0.5, 0.5)
+
+    class Broken:
+        def solve_saddle(self, objective, data, tol, *, init=None, rng=None):
+            return CertifiedSolution(np.full(4, np.nan), np.full(3, np.nan), 0.0, 0.0, 0, 0)
+
+    res = OutputPerturbation(base_solver=Broken()).solve(reg, data, INF, np.random.default_rng(0))
+    dist = math.sqrt(np.sum((res.w - ws) ** 2) + np.sum((res.v - vs) ** 2))
+    assert dist <= math.sqrt(res.info["target"] / 0.5)

@@ -80,6 +80,9 @@ def certified_solve(base_solver, objective, data, target, init, rng):
     w = objective.primal_set.project(np.array(sol.w, dtype=float))
     v = objective.dual_set.project(np.array(sol.v, dtype=float))
     evals = int(getattr(sol, "n_grad_evals", 0)) + data.n_samples
+    if not (np.all(np.isfinite(w)) and np.all(np.isfinite(v))):  # a broken user solver
+        w, v = (S.project(x) for S, x in zip((objective.primal_set, objective.dual_set),
+                                            objective.init_params()))
     cert = certify(objective, data, w, v)
     if not cert.weighted <= target:
         sol = Extragradient().solve_saddle(objective, data, tol, init=(w, v), rng=rng)
