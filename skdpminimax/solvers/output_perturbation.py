@@ -1,0 +1,353 @@
+r"""Output perturbation around certified solutions (Zhang, Thekumparampil, Oh, He 2022).
+
+"Bring your own algorithm": any non-private base solver (see
+:mod:`skdpminimax.solvers.base_solvers`) computes an approximate saddle point of a
+strongly-convex-strongly-concave (SC-SC) empirical problem; the engine certifies
+its distance to the exact saddle point and adds Gaussian noise scaled to the
+stability of that exact point plus the certified error.
+
+Sensitivity (replace-one, ``n`` public). For a phase objective ``Phi`` on ``m``
+examples with moduli ``(mu_w, mu_v)`` and per-example data-term gradient bounds
+``(G_w, G_v)`` (``objective.lipschitz()``, from public bounds only), neighbouring
+data sets change ``F = (grad_w Phi, -grad_v Phi)`` by one example's term, so
+strong monotonicity and the two variational inequalities give
+
+.. math::
+
+    \mu_w\|\Delta w^*\|^2 + \mu_v\|\Delta v^*\|^2
+    \le \tfrac{2}{m}(G_w\|\Delta w^*\| + G_v\|\Delta v^*\|)
+    \;\Rightarrow\;
+    Q_{\mathrm{stab}} := \tfrac{4}{m^2}\Big(\tfrac{G_w^2}{\mu_w} + \tfrac{G_v^2}{\mu_v}\Big)
+
+(Cauchy-Schwarz in the weighted norm); with ``L^2 = G_w^2 + G_v^2`` this is at most
+the ``4 L^2 / (mu m^2)`` of the paper's Lemma 4.3. The base solver's output is
+certified to ``Q(z) <= rho^2 Q_stab`` (``rho = accuracy_ratio``; the paper's
+contract is ``rho = 1/2``), so, by the triangle inequality through both exact
+saddle points, the released quantity moves by at most ``(1 + 2 rho) sqrt(Q_stab)``
+in the ``(mu_w, mu_v)``-weighted norm, or ``(1 + 2 rho) sqrt(Q_stab / mu_w)`` in
+``w`` alone. The certificate is deterministic, so no failure probability enters
+``delta`` (seed-004 digest section 7.2) and the noise comes from the analytic
+Gaussian mechanism (Balle & Wang 2018) at the full per-release budget, valid for any
+``epsilon`` (the paper's classical calibration needs ``epsilon < 1``).
+"""
+
+import math
+from numbers import Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+
+from skdpminimax.privacy.budget import PrivacyBudget
+from skdpminimax.privacy.calibration import NoiseCalibration, analytic_gaussian_sigma
+from skdpminimax.solvers.base import PrivateSolver, SolverResult
+from skdpminimax.solvers.base_solvers import CertificationError, Extragradient, SVRGExtragradient
+from skdpminimax.solvers.certificates import certify
+
+__all__ = ["OutputPerturbation", "PhasedOutputPerturbation", "stability_bound"]
+
+
+def stability_bound(objective, n_samples):
+    """``Q_stab``: bound on the weighted squared move of the exact saddle point (module docstring)."""
+    mu_w, mu_v = (float(m) for m in objective.strong_convexity())
+    if not (mu_w > 0 and mu_v > 0):
+        raise ValueError(
+            "Output perturbation needs a strongly-convex-strongly-concave objective "
+            f"(strong_convexity() = {(mu_w, mu_v)}); add regularisation (e.g. alpha > 0) or "
+            "use PhasedOutputPerturbation."
+        )
+    g_w, g_v = (float(g) for g in objective.lipschitz())
+    if not (math.isfinite(g_w) and math.isfinite(g_v)):
+        raise ValueError(
+            "Output perturbation needs finite per-example gradient bounds (objective.lipschitz()) "
+            "from public constants; bound the sets and the data."
+        )
+    return 4.0 / n_samples**2 * (g_w**2 / mu_w + g_v**2 / mu_v)
+
+
+def certified_solve(base_solver, objective, data, target, init, rng):
+    """A point whose certificate, recomputed here, has weighted bound ``<= target``.
+
+    The base solver is asked for Euclidean distance ``sqrt(target / max mu)``, which
+    implies the weighted target. Its own claim is not trusted: if the engine's
+    certificate fails, :class:`Extragradient` continues from the returned point.
+    Returns ``(w, v, certificate, n_grad_evals)``.
+    """
+    mu_max = max(objective.strong_convexity())
+    tol = math.sqrt(target / mu_max)
+    data = objective.prepare(data)
+    sol = base_solver.solve_saddle(objective, data, tol, init=init, rng=rng)
+    w = objective.primal_set.project(np.array(sol.w, dtype=float))
+    v = objective.dual_set.project(np.array(sol.v, dtype=float))
+    evals = int(getattr(sol, "n_grad_evals", 0)) + data.n_samples
+    if not (np.all(np.isfinite(w)) and np.all(np.isfinite(v))):  # a broken user solver
+        w, v = (S.project(x) for S, x in zip((objective.primal_set, objective.dual_set),
+                                            objective.init_params()))
+    cert = certify(objective, data, w, v)
+    if not cert.weighted <= target:
+        sol = Extragradient().solve_saddle(objective, data, tol, init=(w, v), rng=rng)
+        w, v = sol.w, sol.v
+        evals += sol.n_grad_evals + data.n_samples
+        cert = certify(objective, data, w, v)
+        if not cert.weighted <= target:  # the fallback certifies the same quantity
+            raise CertificationError("Could not certify the base solution; nothing released.")
+    return w, v, cert, evals
+
+
+def _calibration(multiplier, n_releases, n_samples, sample_rate, budget, block_multipliers):
+    return NoiseCalibration(
+        noise_multiplier=float(multiplier),
+        n_steps=int(n_releases),
+        sampler="full" if sample_rate == 1.0 else "partition",
+        sample_rate=float(sample_rate),
+        batch_size=int(round(n_samples * sample_rate)),
+        neighboring_relation="replace-one",
+        accounting="analytic-gaussian",
+        epsilon=float(budget.epsilon),
+        delta=float(budget.delta),
+        block_noise_multipliers=tuple(float(z) for z in block_multipliers),
+    )
+
+
+class _OutputPerturbationBase(PrivateSolver):
+    _parameter_constraints = {
+        "base_solver": [HasMethods(["solve_saddle"]), None],
+        "accuracy_ratio": [Interval(Real, 0, 1, closed="neither")],
+    }
+
+    def _base(self):
+        if self.base_solver is None:
+            return SVRGExtragradient()
+        return clone(self.base_solver) if isinstance(self.base_solver, BaseEstimator) \
+            else self.base_solver
+
+
+class OutputPerturbation(_OutputPerturbationBase):
+    r"""Output perturbation for SC-SC problems (seed 004, Algorithm 3).
+
+    Solves :math:`\min_{w \in W}\max_{v \in V} \frac1n\sum_i f(w, v; z_i) + r(w, v)`
+    (``mu_w``, ``mu_v > 0``) to a certified accuracy with ``base_solver`` and releases
+
+    .. math::
+
+        \tilde w = w_A + N(0, \sigma^2/\mu_w\, I), \qquad
+        \tilde v = v_A + N(0, \sigma^2/\mu_v\, I), \qquad
+        \sigma = \sigma_{AG}(\varepsilon, \delta, (1 + 2\rho)\sqrt{Q_{\mathrm{stab}}}).
+
+    Parameters
+    ----------
+    base_solver : object with ``solve_saddle`` or None, default=None
+        Non-private solver (see :mod:`~skdpminimax.solvers.base_solvers`); ``None``
+        uses :class:`~skdpminimax.solvers.SVRGExtragradient`. Any object with the same
+        method works; its output is re-certified by the engine.
+    accuracy_ratio : float in (0, 1), default=0.1
+        ``rho``: certified error over the stability radius. Smaller means less noise
+        (sensitivity factor ``1 + 2 rho``) and a few more base-solver iterations.
+
+    Notes
+    -----
+    **Privacy.** Replace-one neighbours, ``n`` public. The pair ``(w, v)`` is one
+    Gaussian mechanism on the rescaled vector ``(sqrt(mu_w) w, sqrt(mu_v) v)``, whose
+    L2 sensitivity is at most ``(1 + 2 rho) sqrt(Q_stab)`` (module docstring: Lemma
+    4.3 of Zhang et al. 2022, refined per block, plus the engine's deterministic
+    certificate); ``sigma`` is the analytic Gaussian mechanism's (Balle & Wang 2018,
+    Thm. 8) for the whole ``(epsilon, delta)``, which is tighter than the paper's split
+    of ``(epsilon/2, delta/2)`` per block (Thm. 4.4) and valid for ``epsilon >= 1``.
+    The strong convexity and gradient bounds must come from public constants. Only
+    the noisy point is released; ``n_iter`` is 1.
+    """
+
+    def __init__(self, base_solver=None, accuracy_ratio=0.1):
+        self.base_solver = base_solver
+        self.accuracy_ratio = accuracy_ratio
+
+    def _sensitivity(self, objective, n_samples):
+        """Weighted-norm sensitivity ``(1 + 2 rho) sqrt(Q_stab)`` of the release."""
+        return (1.0 + 2.0 * self.accuracy_ratio) * math.sqrt(stability_bound(objective, n_samples))
+
+    def calibrate(self, objective, n_samples, budget):
+        """Noise multiplier of the single release (data-free).
+
+        The noise std of each block over that block's own sensitivity is the same
+        multiplier ``z``, so ``block_noise_multipliers = (z, z)``.
+        """
+        self._validate_params()
+        self._sensitivity(objective, n_samples)  # fails early on a non-SC-SC objective
+        z = analytic_gaussian_sigma(budget.epsilon, budget.delta, 1.0)
+        return _calibration(z, 1, n_samples, 1.0, budget, (z, z))
+
+    def solve(self, objective, data, budget, rng, *, init=None):
+        """Certified solve, then one Gaussian release (see Notes)."""
+        calibration = self.calibrate(objective, data.n_samples, budget)
+        sens = self._sensitivity(objective, data.n_samples)
+        target = self.accuracy_ratio**2 * stability_bound(objective, data.n_samples)
+        solver_rng, noise_rng = rng.spawn(2)
+        w, v, _, evals = certified_solve(self._base(), objective, data, target, init, solver_rng)
+        sigma = calibration.noise_multiplier * sens
+        mu_w, mu_v = objective.strong_convexity()
+        w_out = w + noise_rng.standard_normal(w.shape) * sigma / math.sqrt(mu_w)
+        v_out = v + noise_rng.standard_normal(v.shape) * sigma / math.sqrt(mu_v)
+        return SolverResult(
+            w=w_out, v=v_out, n_iter=1, calibration=calibration, n_grad_evals=evals,
+            info={"sigma_w": sigma / math.sqrt(mu_w), "sigma_v": sigma / math.sqrt(mu_v),
+                  "sensitivity": sens, "target": target, "budget": budget},
+        )
+
+
+class PhasedOutputPerturbation(_OutputPerturbationBase):
+    r"""Phased output perturbation for convex-concave problems (seed 004, Algorithms 4-5, Sec. 4.3).
+
+    The data are split at random into ``K = max(1, floor(log2 n))`` disjoint chunks.
+    Phase ``k`` solves, on chunk ``k`` only, to a certified accuracy,
+
+    .. math::
+
+        \min_{w}\max_{v}\ \hat F_k(w, v) + \tfrac{\mu_k}{2}\|w - \tilde w_{k-1}\|^2
+        - \tfrac{\mu}{2}\|v\|^2, \qquad \mu_k = \mu 2^k,
+
+    and releases ``w~_k = w_k + N(0, sigma_k^2 I)`` (Alg. 4, primal). Alg. 5 mirrors it
+    for ``v`` (``mu/2 ||w||^2``, ``mu_k/2 ||v - v~_{k-1}||^2``). ``variant=
+    "convex-strongly-concave"`` (Sec. 4.3) drops the ``v`` regulariser, relies on the
+    objective's own strong concavity and runs only the primal pass.
+
+    Parameters
+    ----------
+    base_solver : object with ``solve_saddle`` or None, default=None
+        As in :class:`OutputPerturbation`.
+    accuracy_ratio : float in (0, 1), default=0.1
+        As in :class:`OutputPerturbation`.
+    mu : float or "auto", default="auto"
+        Base regularisation. ``"auto"``: Thm. 4.8's ``(L/D) max(2/sqrt(n),
+        13 K sqrt(d log(5/delta))/(n epsilon))`` (C-C) or Cor. 4.9's ``3 (L/D)
+        max(1/sqrt(n), 4 K sqrt(d_w log(2.5/delta))/(n epsilon))`` (C-SC), with ``L``
+        the joint gradient bound and ``D`` the largest radius of the sets (public).
+    variant : {"auto", "convex-concave", "convex-strongly-concave"}, default="auto"
+        ``"auto"`` uses C-SC when the objective's strong concavity is at least
+        ``L / (D sqrt(n))`` (Cor. 4.9's condition), C-C otherwise.
+
+    Notes
+    -----
+    **Privacy.** Replace-one neighbours, ``n`` public. A phase's release is one
+    Gaussian mechanism on ``w`` (or ``v``) with sensitivity ``(1 + 2 rho)
+    sqrt(Q_stab / mu_k)`` (module docstring), calibrated by the analytic Gaussian
+    mechanism; phase ``k`` sees earlier phases only through their released, noisy
+    outputs (used as the regularisation centre and the warm start), and the chunks
+    are disjoint, so the phases of one pass compose in parallel (Zhang et al. 2022,
+    Lemma A.1): a pass costs its per-phase budget. C-C runs the primal and dual
+    passes with ``(epsilon/2, delta/2)`` each and they compose by basic composition
+    (Thm. 4.8); C-SC spends ``(epsilon, delta)`` on the primal pass and releases the
+    data-free initial ``v`` (Cor. 4.9 guarantees only ``w``). The deterministic
+    certificate removes the paper's solver-failure share of ``delta``. Choosing
+    ``mu`` on the private data (e.g. by grid search) is not covered.
+    """
+
+    _parameter_constraints = {
+        **_OutputPerturbationBase._parameter_constraints,
+        "mu": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "variant": [StrOptions({"auto", "convex-concave", "convex-strongly-concave"})],
+    }
+
+    def __init__(self, base_solver=None, accuracy_ratio=0.1, mu="auto", variant="auto"):
+        self.base_solver = base_solver
+        self.accuracy_ratio = accuracy_ratio
+        self.mu = mu
+        self.variant = variant
+
+    # ---- data-free planning -------------------------------------------------
+    def _plan(self, objective, n_samples, budget):
+        """Variant, ``mu``, ``K`` and the per-pass budget: public quantities only."""
+        g_w, g_v = (float(g) for g in objective.lipschitz())
+        lip = math.hypot(g_w, g_v)
+        if not math.isfinite(lip):
+            raise ValueError("Phased output perturbation needs finite objective.lipschitz().")
+        w0, v0 = objective.init_params()
+        radius = max(objective.primal_set.radius(w0.size), objective.dual_set.radius(v0.size))
+        n_phases = max(1, int(math.floor(math.log2(n_samples))))
+        mu_v0 = float(objective.strong_convexity()[1])
+        variant = self.variant
+        if variant == "auto":
+            threshold = lip / (radius * math.sqrt(n_samples)) if math.isfinite(radius) else math.inf
+            variant = "convex-strongly-concave" if mu_v0 > 0 and mu_v0 >= threshold \
+                else "convex-concave"
+        if variant == "convex-strongly-concave" and not mu_v0 > 0:
+            raise ValueError("variant='convex-strongly-concave' needs strong_convexity()[1] > 0.")
+        if self.mu != "auto":
+            mu = float(self.mu)
+        elif not math.isfinite(radius):
+            raise ValueError("mu='auto' needs bounded sets (finite radius); set mu.")
+        else:
+            eps, delta, n, K = budget.epsilon, budget.delta, n_samples, n_phases
+            if variant == "convex-concave":
+                d = max(w0.size, v0.size)
+                mu = lip / radius * max(2 / math.sqrt(n),
+                                        13 * K * math.sqrt(d * math.log(5 / delta)) / (n * eps))
+            else:
+                mu = 3 * lip / radius * max(
+                    1 / math.sqrt(n), 4 * K * math.sqrt(w0.size * math.log(2.5 / delta)) / (n * eps))
+        if variant == "convex-concave":
+            pass_budget = PrivacyBudget(budget.epsilon / 2, budget.delta / 2)
+            passes = ("primal", "dual")
+        else:
+            pass_budget, passes = budget, ("primal",)
+        return variant, mu, n_phases, pass_budget, passes
+
+    def _phase_objective(self, objective, variant, which, mu, k, centre):
+        mu_k = mu * 2.0**k
+        w0, v0 = objective.init_params()
+        if variant == "convex-strongly-concave":
+            return objective.regularized(mu_k, 0.0, center_w=centre)
+        if which == "primal":
+            return objective.regularized(mu_k, mu, center_w=centre, center_v=np.zeros_like(v0))
+        return objective.regularized(mu, mu_k, center_w=np.zeros_like(w0), center_v=centre)
+
+    def calibrate(self, objective, n_samples, budget):
+        """Per-release noise multiplier (noise std over sensitivity), data-free."""
+        self._validate_params()
+        variant, mu, n_phases, pass_budget, passes = self._plan(objective, n_samples, budget)
+        z = analytic_gaussian_sigma(pass_budget.epsilon, pass_budget.delta, 1.0)
+        n_rel = n_phases * len(passes)
+        return _calibration(z, n_rel, n_samples, 1.0 / n_phases, budget,
+                            (z, z if len(passes) == 2 else 0.0))
+
+    # ---- the algorithm -------------------------------------------------------
+    def solve(self, objective, data, budget, rng, *, init=None):
+        """Run the phased passes; only noisy phase outputs cross phases (see Notes)."""
+        calibration = self.calibrate(objective, data.n_samples, budget)
+        variant, mu, n_phases, pass_budget, passes = self._plan(objective, data.n_samples, budget)
+        solver_rng, noise_rng = rng.spawn(2)
+        w0, v0 = objective.init_params() if init is None else (np.asarray(init[0], float),
+                                                               np.asarray(init[1], float))
+        w0, v0 = objective.primal_set.project(w0), objective.dual_set.project(v0)
+        released = {"primal": w0, "dual": v0}
+        phases, evals = [], 0
+        for which in passes:
+            chunks = np.array_split(noise_rng.permutation(data.n_samples), n_phases)
+            out = released[which]
+            S = objective.primal_set if which == "primal" else objective.dual_set
+            for k, idx in enumerate(chunks, start=1):
+                centre = S.project(out)  # post-processing of the previous release
+                phase_obj = self._phase_objective(objective, variant, which, mu, k, centre)
+                chunk = data.take(np.sort(idx))
+                q_stab = stability_bound(phase_obj, chunk.n_samples)
+                target = self.accuracy_ratio**2 * q_stab
+                start = (centre, v0) if which == "primal" else (w0, centre)
+                # A fresh base solver per phase: no solver state crosses phases.
+                w, v, _, used = certified_solve(self._base(), phase_obj, chunk, target, start,
+                                                solver_rng)
+                evals += used
+                mu_block = phase_obj.strong_convexity()[0 if which == "primal" else 1]
+                sens = (1.0 + 2.0 * self.accuracy_ratio) * math.sqrt(q_stab / mu_block)
+                sigma = calibration.noise_multiplier * sens
+                point = w if which == "primal" else v
+                out = point + noise_rng.standard_normal(point.shape) * sigma
+                phases.append({"pass": which, "phase": k, "n_samples": chunk.n_samples,
+                               "mu_k": mu * 2.0**k, "centre": centre, "released": out,
+                               "sensitivity": sens, "sigma": sigma, "budget": pass_budget})
+            released[which] = out
+        w_out = objective.primal_set.project(released["primal"])
+        v_out = objective.dual_set.project(released["dual"])
+        return SolverResult(
+            w=w_out, v=v_out, n_iter=len(phases), calibration=calibration, n_grad_evals=evals,
+            info={"variant": variant, "mu": mu, "n_phases": n_phases, "phases": phases,
+                  "pass_budget": pass_budget},
+        )

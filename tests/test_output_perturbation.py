@@ -1,0 +1,251 @@
+"""Output perturbation and phased output perturbation (seed 004, Algorithms 3-5)."""
+
+import math
+
+import numpy as np
+import pytest
+from diffprivlib.accountant import BudgetAccountant
+from scipy.stats import norm
+from sklearn.datasets import make_classification
+from sklearn.model_selection import GridSearchCV
+
+from skdpminimax import DPAUCMaximizer
+from skdpminimax.metrics import duality_gap
+from skdpminimax.objectives.base import SaddleData
+from skdpminimax.privacy import PrivacyBudget
+from skdpminimax.solvers import (
+    SOLVERS,
+    CertifiedSolution,
+    Extragradient,
+    OutputPerturbation,
+    PhasedOutputPerturbation,
+    ProjectedGDA,
+    SVRGExtragradient,
+    resolve_solver,
+)
+from skdpminimax.solvers.output_perturbation import stability_bound
+from objectives_for_tests_op import BilinearGame, make_game_data
+
+INF = PrivacyBudget(np.inf, 1e-5)
+
+
+def _gaussian_delta(sigma, sensitivity, epsilon):
+    """Balle & Wang (2018, Thm. 8): exact delta of the Gaussian mechanism, computed here."""
+    a = sensitivity / (2 * sigma)
+    b = epsilon * sigma / sensitivity
+    return norm.cdf(a - b) - math.exp(epsilon) * norm.cdf(-a - b)
+
+
+@pytest.fixture(scope="module")
+def game():
+    rng = np.random.default_rng(0)
+    M = rng.standard_normal((4, 3))
+    return BilinearGame(M, radius_w=3.0, radius_v=3.0), make_game_data(400, 4, 3, rng)
+
+
+class SpyBaseSolver:
+    """A user's base solver (not a BaseEstimator): records its calls, delegates to EG."""
+
+    def __init__(self, lie=False):
+        self.calls = []
+        self.lie = lie
+
+    def solve_saddle(self, objective, data, tol, *, init=None, rng=None):
+        self.calls.append({"objective": objective, "X": data.X.copy(), "tol": tol,
+                           "init": None if init is None else (init[0].copy(), init[1].copy())})
+        if self.lie:  # claims certification of an arbitrary point
+            w, v = objective.init_params()
+            return CertifiedSolution(w, v, 0.0, 0.0, 0, 0)
+        return Extragradient().solve_saddle(objective, data, tol, init=init, rng=rng)
+
+
+# ---- Algorithm 3 ---------------------------------------------------------------------
+@pytest.mark.parametrize("base", [None, Extragradient(), ProjectedGDA(), SVRGExtragradient()])
+def test_infinite_epsilon_reaches_sc_sc_saddle(game, base):
+    objective, data = game
+    sc = BilinearGame(objective.M, radius_w=3.0, radius_v=3.0, mu_w=0.7, mu_v=1.3)
+    ws, vs = sc.unconstrained_saddle(data)
+    solver = OutputPerturbation(base_solver=base)
+    res = solver.solve(sc, data, INF, np.random.default_rng(0))
+    radius = math.sqrt(res.info["target"] / 0.7)  # certified weighted target -> distance
+    dist = math.sqrt(np.sum((res.w - ws) ** 2) + np.sum((res.v - vs) ** 2))
+    assert dist <= radius and res.info["sigma_w"] == 0.0 and res.n_iter == 1
+
+
+def test_infinite_epsilon_reaches_regularised_bilinear_saddle(game):
+    objective, data = game
+    reg = objective.regularized(0.4)
+    ws, vs = objective.unconstrained_saddle(data, 0.4, 0.4)
+    res = OutputPerturbation().solve(reg, data, INF, np.random.default_rng(1))
+    dist = math.sqrt(np.sum((res.w - ws) ** 2) + np.sum((res.v - vs) ** 2))
+    assert dist <= math.sqrt(res.info["target"] / 0.4)
+
+
+def test_sigma_matches_independent_formulas(game):
+    objective, data = game
+    reg = objective.regularized(0.5, 0.25)
+    n, rho, eps, delta = data.n_samples, 0.1, 0.8, 1e-6
+    M_norm = np.linalg.norm(objective.M, 2)
+    g_w, g_v = 1 + 3.0 * M_norm, 1 + 3.0 * M_norm
+    q_stab = 4 / n**2 * (g_w**2 / 0.5 + g_v**2 / 0.25)
+    sens = (1 + 2 * rho) * math.sqrt(q_stab)
+    res = OutputPerturbation(accuracy_ratio=rho).solve(reg, data, PrivacyBudget(eps, delta),
+                                                       np.random.default_rng(2))
+    assert res.info["sensitivity"] == pytest.approx(sens, rel=1e-12)
+    sigma = res.info["sigma_w"] * math.sqrt(0.5)
+    assert res.info["sigma_v"] * math.sqrt(0.25) == pytest.approx(sigma)
+    assert _gaussian_delta(sigma, sens, eps) <= delta * (1 + 1e-6)  # private
+    assert _gaussian_delta(0.98 * sigma, sens, eps) > delta  # and tight
+    # For epsilon < 1 it is below the classical sqrt(2 log(1.25/delta)) calibration.
+    assert sigma <= sens * math.sqrt(2 * math.log(1.25 / delta)) / eps
+
+
+def test_stability_bound_holds_on_neighbouring_datasets(game):
+    objective, data = game
+    lam = 0.3
+    q_stab = stability_bound(objective.regularized(lam), data.n_samples)
+    ws, vs = objective.unconstrained_saddle(data, lam, lam)
+    for row in ([1, 0, 0, 0, -1, 0, 0], [0, 0, 0, -1, 0, 0, 1], [0.6, 0.8, 0, 0, 0, 0.6, 0.8]):
+        X = data.X.copy()
+        X[0] = row
+        w2, v2 = objective.unconstrained_saddle(SaddleData(X), lam, lam)
+        assert lam * (np.sum((w2 - ws) ** 2) + np.sum((v2 - vs) ** 2)) <= q_stab
+
+
+def test_user_base_solver_is_recertified_not_trusted(game):
+    objective, data = game
+    reg = objective.regularized(0.5)
+    ws, vs = objective.unconstrained_saddle(data, 0.5, 0.5)
+    liar = SpyBaseSolver(lie=True)
+    res = OutputPerturbation(base_solver=liar).solve(reg, data, INF, np.random.default_rng(0))
+    assert len(liar.calls) == 1
+    # The engine noticed the false claim and kept solving until its own certificate held.
+    dist = math.sqrt(np.sum((res.w - ws) ** 2) + np.sum((res.v - vs) ** 2))
+    assert dist <= math.sqrt(res.info["target"] / 0.5) and dist < 1e-2
+    spy = SpyBaseSolver()
+    res = OutputPerturbation(base_solver=spy, accuracy_ratio=0.2).solve(
+        reg, data, PrivacyBudget(1.0, 1e-5), np.random.default_rng(0))
+    # tol handed over = sqrt(rho^2 Q_stab / max mu)
+    assert spy.calls[0]["tol"] == pytest.approx(math.sqrt(0.04 * stability_bound(reg, 400) / 0.5))
+
+
+def test_needs_strong_convexity_before_any_release(game):
+    objective, data = game
+    with pytest.raises(ValueError, match="strongly-convex-strongly-concave"):
+        OutputPerturbation().calibrate(objective, data.n_samples, INF)
+
+
+# ---- Algorithms 4 and 5, Section 4.3 ---------------------------------------------------
+def test_phases_see_only_released_outputs_and_right_budget(game):
+    objective, data = game
+    spy = SpyBaseSolver()
+    eps, delta = 2.0, 1e-5
+    res = PhasedOutputPerturbation(base_solver=spy, variant="convex-concave").solve(
+        objective, data, PrivacyBudget(eps, delta), np.random.default_rng(3))
+    K = int(math.floor(math.log2(data.n_samples)))
+    phases, mu = res.info["phases"], res.info["mu"]
+    assert len(spy.calls) == len(phases) == 2 * K and res.n_iter == 2 * K
+    assert res.info["pass_budget"] == PrivacyBudget(eps / 2, delta / 2)  # basic composition
+    for which, offset in (("primal", 0), ("dual", K)):
+        rows = np.concatenate([spy.calls[offset + j]["X"] for j in range(K)])
+        assert len(np.unique(rows, axis=0)) == data.n_samples  # disjoint chunks covering S
+        for j in range(K):
+            call, rec = spy.calls[offset + j], phases[offset + j]
+            obj = call["objective"]
+            lam_k = mu * 2.0 ** (j + 1)
+            if which == "primal":
+                assert (obj.lam_w, obj.lam_v) == pytest.approx((lam_k, mu))
+                centre, start = obj.center_w, call["init"][0]
+                assert not np.any(obj.center_v)
+            else:
+                assert (obj.lam_w, obj.lam_v) == pytest.approx((mu, lam_k))
+                centre, start = obj.center_v, call["init"][1]
+            S = objective.primal_set if which == "primal" else objective.dual_set
+            prev = (objective.init_params()[0 if which == "primal" else 1] if j == 0
+                    else phases[offset + j - 1]["released"])
+            np.testing.assert_array_equal(centre, S.project(prev))  # only the noisy release
+            np.testing.assert_array_equal(start, S.project(prev))
+            expected_sigma = rec["sensitivity"] * PhasedOutputPerturbation().calibrate(
+                objective, data.n_samples, PrivacyBudget(eps, delta)).noise_multiplier
+            assert rec["sigma"] == pytest.approx(expected_sigma)
+            assert _gaussian_delta(rec["sigma"], rec["sensitivity"], eps / 2) <= delta / 2 * (1 + 1e-6)
+
+
+def test_convex_strongly_concave_variant_spends_all_on_primal(game):
+    objective, data = game
+    csc = BilinearGame(objective.M, radius_w=3.0, radius_v=3.0, mu_v=2.0)
+    spy = SpyBaseSolver()
+    solver = PhasedOutputPerturbation(base_solver=spy)
+    res = solver.solve(csc, data, PrivacyBudget(1.0, 1e-5), np.random.default_rng(0))
+    K = int(math.floor(math.log2(data.n_samples)))
+    assert res.info["variant"] == "convex-strongly-concave" and len(spy.calls) == K
+    assert res.info["pass_budget"] == PrivacyBudget(1.0, 1e-5)
+    assert all(c["objective"].lam_v == 0.0 for c in spy.calls)
+    np.testing.assert_array_equal(res.v, csc.init_params()[1])  # v is not released from data
+
+
+def test_phased_infinite_epsilon_gap_shrinks_with_n():
+    rng = np.random.default_rng(0)
+    objective = BilinearGame(rng.standard_normal((4, 3)), radius_w=1.0, radius_v=1.0)
+    gaps = []
+    for n in (100, 1600):
+        data = make_game_data(n, 4, 3, rng)
+        res = PhasedOutputPerturbation(variant="convex-concave").solve(
+            objective, data, INF, np.random.default_rng(1))
+        gaps.append(duality_gap(objective, data, res.w, res.v).upper)
+    assert gaps[1] < 0.5 * gaps[0] and gaps[1] < 0.05
+
+
+# ---- estimator integration ------------------------------------------------------------
+def test_registered_and_selectable_by_name():
+    assert isinstance(resolve_solver("output_perturbation"), OutputPerturbation)
+    assert isinstance(resolve_solver("phased_output_perturbation"), PhasedOutputPerturbation)
+
+
+@pytest.fixture(scope="module")
+def auc_data():
+    return make_classification(n_samples=300, n_features=5, random_state=0)
+
+
+@pytest.mark.parametrize("name", sorted(SOLVERS))
+def test_every_solver_on_auc_maximizer(auc_data, name):
+    X, y = auc_data
+    model = DPAUCMaximizer(epsilon=np.inf, data_norm=3.0, pos_ratio=0.5, alpha=0.5,
+                           radius=2.0, solver=name, random_state=0).fit(X, y)
+    assert model.score(X, y) > 0.7
+    assert np.all(np.isfinite(model.coef_))
+
+
+def test_grid_search_over_solver_names(auc_data):
+    X, y = auc_data
+    acc = BudgetAccountant()
+    search = GridSearchCV(
+        DPAUCMaximizer(epsilon=1.0, data_norm=3.0, pos_ratio=0.5, alpha=0.5, radius=2.0,
+                       accountant=acc, random_state=0),
+        {"solver": sorted(SOLVERS)}, cv=2, scoring="roc_auc")
+    search.fit(X, y)
+    assert set(search.cv_results_["param_solver"]) == set(SOLVERS)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+def test_auc_without_regularisation_fails_before_spending(auc_data):
+    X, y = auc_data
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match="alpha"):
+        DPAUCMaximizer(epsilon=1.0, data_norm=3.0, pos_ratio=0.5, alpha=0.0,
+                       solver="output_perturbation", accountant=acc).fit(X, y)
+    assert acc.total() == (0, 0)
+
+
+def test_user_base_solver_returning_nan_is_recovered(game):
+    objective, data = game
+    reg = objective.regularized(0.5)
+    ws, vs = objective.unconstrained_saddle(data, 0.5, 0.5)
+
+    class Broken:
+        def solve_saddle(self, objective, data, tol, *, init=None, rng=None):
+            return CertifiedSolution(np.full(4, np.nan), np.full(3, np.nan), 0.0, 0.0, 0, 0)
+
+    res = OutputPerturbation(base_solver=Broken()).solve(reg, data, INF, np.random.default_rng(0))
+    dist = math.sqrt(np.sum((res.w - ws) ** 2) + np.sum((res.v - vs) ** 2))
+    assert dist <= math.sqrt(res.info["target"] / 0.5)
