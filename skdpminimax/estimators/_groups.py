@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval
 
 from skdpminimax.privacy.mechanisms import private_count
 
-__all__ = ["encode_groups", "GroupRatiosMixin"]
+__all__ = ["encode_groups", "labels_array", "GroupRatiosMixin"]
 
 
 def _label(row):
@@ -39,6 +39,15 @@ def encode_groups(sensitive_features, n_samples):
         raise ValueError("sensitive_features contains NaN.")
     labels, codes = np.unique(sf, axis=0 if sf.ndim == 2 else None, return_inverse=True)
     return codes.reshape(-1).astype(np.intp), [_label(r) for r in labels]
+
+
+def labels_array(labels):
+    """Group labels as a 1-D array (tuples of an intersection stay whole)."""
+    if not isinstance(labels[0], tuple):
+        return np.asarray(labels)
+    out = np.empty(len(labels), dtype=object)
+    out[:] = labels
+    return out
 
 
 class GroupRatiosMixin:
@@ -70,8 +79,7 @@ class GroupRatiosMixin:
                 f"{type(self).__name__} needs at least 2 groups; sensitive_features has "
                 f"only {labels!r}."
             )
-        self.groups_ = np.array(labels, dtype=object) if isinstance(labels[0], tuple) \
-            else np.asarray(labels)
+        self.groups_ = labels_array(labels)
         self._public_group_ratios = ratios
         return codes, labels
 

@@ -7,7 +7,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from skdpminimax._compat import validate_data
 from skdpminimax.base import DPMinimaxEstimator
-from skdpminimax.estimators._groups import encode_groups
+from skdpminimax.estimators._groups import encode_groups, labels_array
 
 __all__ = ["DPSaddleEstimator"]
 
@@ -129,7 +129,7 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         codes = None
         if sensitive_features is not None:
             codes, labels = encode_groups(sensitive_features, X.shape[0])
-            self.groups_ = np.asarray(labels, dtype=object)
+            self.groups_ = labels_array(labels)
         return (y if self._y_given else None), {"groups": codes}
 
     def _public_constants(self, targets, task_data):

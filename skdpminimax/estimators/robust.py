@@ -152,7 +152,8 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     def _validate_targets(self, X, y, sensitive_features=None):
         kind = type_of_target(y, input_name="y")
         if kind not in ("binary", "multiclass"):
-            raise ValueError(f"{type(self).__name__} needs class labels; got y of type {kind!r}.")
+            raise ValueError(f"Unknown label type: {kind!r}; {type(self).__name__} needs binary "
+                             "or multiclass labels.")
         classes, encoded = np.unique(y, return_inverse=True)
         if len(classes) < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 classes; got {classes!r}.")
