@@ -66,12 +66,12 @@ def _fresh_accountant():
 # ---- errors come before any budget is spent -------------------------------------------------
 @pytest.mark.parametrize("make, kwargs, sf, match", [
     ("robust", {}, np.array(["a"] * 300), "at least 2 groups"),
-    ("robust", {}, np.array(["a", "b"] * 100), "rows but X has"),
+    ("robust", {}, np.array(["a", "b"] * 100), "rows, expected"),
     ("robust", {"group_ratios": {"a": 0.5, "c": 0.5}}, None, "not in group_ratios"),
     ("robust", {"group_ratios": {"a": 0.3, "b": 0.3, "c": 0.4}}, None, "no training samples"),
     ("robust", {"group_ratios": [0.5, 0.3, 0.2]}, None, "3 entries"),
     ("fair", {"bounds": (-100, 100)}, np.zeros(300), "at least 2 groups"),
-    ("fair", {"bounds": (-100, 100)}, np.arange(299), "rows but X has"),
+    ("fair", {"bounds": (-100, 100)}, np.arange(299), "rows, expected"),
     ("fair", {"bounds": (5, -5)}, None, "lower <= upper"),
 ])
 def test_bad_input_raises_before_spending(make, kwargs, sf, match):

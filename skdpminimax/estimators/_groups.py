@@ -31,7 +31,7 @@ def encode_groups(sensitive_features, n_samples):
         raise ValueError(f"sensitive_features must be 1-D or 2-D, got shape {sf.shape}.")
     if sf.shape[0] != n_samples:
         raise ValueError(
-            f"sensitive_features has {sf.shape[0]} rows but X has {n_samples} samples."
+            f"sensitive_features has {sf.shape[0]} rows, expected {n_samples} (one per sample)."
         )
     if sf.dtype.kind == "O" or sf.ndim == 2:
         sf = sf.astype(str)
