@@ -95,6 +95,12 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     is the solver's (e.g. NoisySGDA: Yang et al. 2022, Thm. 1, accounted with
     dp_accounting). Every fitted attribute is post-processing of these releases.
 
+    **Clipping the dual.** An example's dual gradient is ``loss / pi_g`` on its
+    group's coordinate. A clip norm far below ``loss / pi_min`` (NoisySGDA's default
+    ``clip_v=1``) under-counts the risk of small groups, so ``q`` drifts towards
+    large groups; pass e.g. ``solver=NoisySGDA(clip_v=10)`` when groups are small
+    (the benchmarks do), at the price of more dual noise.
+
     Examples
     --------
     >>> from sklearn.datasets import load_iris
