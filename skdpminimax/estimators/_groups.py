@@ -53,6 +53,9 @@ def labels_array(labels):
 class GroupRatiosMixin:
     """Group frequencies ``pi``: public (``group_ratios``) or privately counted.
 
+    Implements the ``_split_budget``, ``_public_constants`` and ``_private_constants``
+    hooks of :class:`~skdpminimax.base.DPMinimaxEstimator` (put it first in the bases).
+
     **Privacy of the counts.** Each group's size is released with diffprivlib's
     truncated geometric mechanism (pure DP, sensitivity 1 per count), then clamped
     to at least 1 and normalised. One example belongs to one group: under
@@ -109,23 +112,25 @@ class GroupRatiosMixin:
             raise ValueError(f"group_ratios must be positive, got {values.tolist()}.")
         return values / values.sum()
 
-    def _split_group_budget(self, budget):
+    # ---- the pipeline hooks of DPMinimaxEstimator for group frequencies ----------
+    def _split_budget(self, budget):
         if self._public_group_ratios is not None:
             return None, budget
         return budget.split(self.group_ratios_budget)
 
-    def _public_group_constants(self):
+    def _public_constants(self, targets, task_data):
         if self._public_group_ratios is not None:
-            return self._public_group_ratios
+            return {"group_ratios": self._public_group_ratios}
         k = len(self.groups_)
-        return np.full(k, 1.0 / k)
+        return {"group_ratios": np.full(k, 1.0 / k)}
 
-    def _private_group_ratios(self, codes, budget, rng):
+    def _private_constants(self, targets, task_data, budget, rng):
         if self._public_group_ratios is not None:
-            return self._public_group_ratios
+            return {"group_ratios": self._public_group_ratios}
+        codes = task_data["groups"]
         n, k = codes.shape[0], len(self.groups_)
         relation = getattr(self, "_neighboring_relation", "replace-one")
         epsilon = budget.epsilon / (1.0 if relation == "add/remove-one" else 2.0)
         counts = np.bincount(codes, minlength=k)
         noisy = np.array([max(1, private_count(c, n, epsilon, rng)) for c in counts], float)
-        return noisy / noisy.sum()
+        return {"group_ratios": noisy / noisy.sum()}

@@ -185,15 +185,6 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         )
         return float(np.min(y)), float(np.max(y))
 
-    def _split_budget(self, budget):
-        return self._split_group_budget(budget)
-
-    def _public_constants(self, targets, task_data):
-        return {"group_ratios": self._public_group_constants()}
-
-    def _private_constants(self, targets, task_data, budget, rng):
-        return {"group_ratios": self._private_group_ratios(task_data["groups"], budget, rng)}
-
     def _make_objective(self, n_features, data_norm, constants):
         common = dict(data_norm=data_norm, radius=self.radius, dual_reg=self.dual_reg,
                       l2_reg=self.alpha, fit_intercept=self.fit_intercept)

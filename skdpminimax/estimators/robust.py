@@ -169,15 +169,6 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         targets = np.where(encoded == 1, 1.0, -1.0) if len(classes) == 2 else encoded.astype(float)
         return targets, {"groups": codes}
 
-    def _split_budget(self, budget):
-        return self._split_group_budget(budget)
-
-    def _public_constants(self, targets, task_data):
-        return {"group_ratios": self._public_group_constants()}
-
-    def _private_constants(self, targets, task_data, budget, rng):
-        return {"group_ratios": self._private_group_ratios(task_data["groups"], budget, rng)}
-
     def _make_objective(self, n_features, data_norm, constants):
         n_classes = len(self.classes_)
         loss = LogisticLoss() if n_classes == 2 else MultinomialLoss(n_classes)
