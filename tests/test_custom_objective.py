@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from diffprivlib.accountant import BudgetAccountant
 from sklearn.base import clone
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdpminimax import DPSaddleEstimator
 from skdpminimax.objectives import SaddleObjective
@@ -111,3 +112,19 @@ def test_not_an_objective_raises_before_spending():
         est.fit(np.zeros((5, 2)))
     assert tuple(acc.total()) == (0.0, 0.0)
     assert not hasattr(DPSaddleEstimator(CoupledMean), "predict")  # unfitted: not available
+
+
+def _materialised(decorator):
+    mark = decorator.mark
+    return pytest.mark.parametrize(mark.args[0], list(mark.args[1]), **mark.kwargs)
+
+
+def _no_expected_failures(estimator):
+    return {}
+
+
+@_materialised(parametrize_with_checks(
+    [DPSaddleEstimator(CoupledMean, epsilon=1.0, data_norm=5.0, random_state=0)],
+    expected_failed_checks=_no_expected_failures))
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

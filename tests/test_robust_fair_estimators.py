@@ -237,3 +237,12 @@ def test_demographic_parity_regressor_reduces_the_gap():
     assert gap_fair < 0.5 * gap_plain
     assert worst_group_loss(y, plain.predict(X), sensitive_features=groups) < \
         worst_group_loss(y, fair.predict(X), sensitive_features=groups) * 1.5
+
+
+def test_regressor_without_sensitive_features_is_plain_private_least_squares():
+    X, y, _ = _regression()
+    for constraint in ("minimax_loss", "demographic_parity"):
+        with pytest.warns(UserWarning, match="one group"):
+            est = DPGroupFairRegressor(epsilon=1.0, data_norm=5.0, bounds=(-300, 300),
+                                       constraint=constraint, random_state=0).fit(X, y)
+        assert est.group_weights_.shape == (1,) and est.predict(X).shape == (300,)

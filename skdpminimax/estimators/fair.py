@@ -188,7 +188,8 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     def _make_objective(self, n_features, data_norm, constants):
         common = dict(data_norm=data_norm, radius=self.radius, dual_reg=self.dual_reg,
                       l2_reg=self.alpha, fit_intercept=self.fit_intercept)
-        if self.constraint == "minimax_loss":
+        # One group: no parity constraint to enforce (its dual gradient is identically 0).
+        if self.constraint == "minimax_loss" or len(self.groups_) == 1:
             return GroupDRO(n_features, SquaredLoss((-1.0, 1.0)), constants["group_ratios"],
                             **common)
         return DemographicParityRegression(
@@ -201,7 +202,7 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         self.coef_ = self._y_scale * coef[0]
         self.intercept_ = float(self._y_center + self._y_scale * intercept[0])
         v = np.asarray(result.v, dtype=float)
-        if self.constraint == "demographic_parity":
+        if isinstance(objective, DemographicParityRegression):
             k = v.size // 2
             v = v[:k] - v[k:]
         self.group_weights_ = v.copy()
