@@ -246,3 +246,15 @@ def test_regressor_without_sensitive_features_is_plain_private_least_squares():
             est = DPGroupFairRegressor(epsilon=1.0, data_norm=5.0, bounds=(-300, 300),
                                        constraint=constraint, random_state=0).fit(X, y)
         assert est.group_weights_.shape == (1,) and est.predict(X).shape == (300,)
+
+
+def test_binary_string_labels_without_intercept():
+    X, y, groups = _classification()
+    labels = np.array(["no", "yes"])[y]
+    clf = DPRobustClassifier(epsilon=1.0, data_norm=5.0, fit_intercept=False,
+                             random_state=0).fit(X, labels, sensitive_features=groups)
+    assert clf.coef_.shape == (1, 5) and np.all(clf.intercept_ == 0)
+    proba = clf.predict_proba(X)
+    assert proba.shape == (300, 2)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[(proba[:, 1] > 0.5).astype(int)])
+    assert set(clf.predict(X)) <= {"no", "yes"}
