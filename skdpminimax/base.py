@@ -109,7 +109,11 @@ class DPMinimaxEstimator(BaseEstimator):
         # Dry run on public constants: a solver that cannot be calibrated for this
         # budget fails here, before anything is spent.
         probe = self._make_objective(X.shape[1], data_norm, self._public_constants(targets, task_data))
-        solver.calibrate(probe, X.shape[0], train_budget)
+        probe_calibration = solver.calibrate(probe, X.shape[0], train_budget)
+        # Private constants are released under the solver's neighbouring relation
+        # (replace-one doubles a histogram's L1 sensitivity); unknown means replace-one.
+        self._neighboring_relation = getattr(probe_calibration, "neighboring_relation",
+                                             "replace-one")
 
         accountant.spend(budget.epsilon, budget.delta)
         rng = resolve_rng(self.random_state)

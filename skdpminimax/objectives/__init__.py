@@ -2,7 +2,21 @@
 
 from skdpminimax.objectives.auc import SquareLossAUC
 from skdpminimax.objectives.base import RegularizedObjective, SaddleData, SaddleObjective
+from skdpminimax.objectives.fairness import DemographicParityRegression
+from skdpminimax.objectives.group_dro import GroupDRO
+from skdpminimax.objectives.losses import LogisticLoss, MultinomialLoss, SquaredLoss
 from skdpminimax.objectives.scorers import LinearScorer, MLPScorer
 
-__all__ = ["SaddleData", "SaddleObjective", "RegularizedObjective", "SquareLossAUC", "LinearScorer",
-           "MLPScorer"]
+__all__ = [
+    "SaddleData",
+    "SaddleObjective",
+    "RegularizedObjective",
+    "SquareLossAUC",
+    "GroupDRO",
+    "DemographicParityRegression",
+    "LogisticLoss",
+    "MultinomialLoss",
+    "SquaredLoss",
+    "LinearScorer",
+    "MLPScorer",
+]

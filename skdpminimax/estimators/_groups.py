@@ -1,0 +1,136 @@
+"""Sensitive features -> group codes, and group frequencies (public or private).
+
+Shared by the estimators that take ``sensitive_features``. All checks run in
+``_validate_targets``, i.e. before any budget is spent.
+"""
+
+from numbers import Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from skdpminimax.privacy.mechanisms import private_count
+
+__all__ = ["encode_groups", "labels_array", "GroupRatiosMixin"]
+
+
+def _label(row):
+    return row.item() if np.ndim(row) == 0 else tuple(r.item() for r in row)
+
+
+def encode_groups(sensitive_features, n_samples):
+    """Integer codes in ``[0, n_groups)`` and the sorted group labels.
+
+    ``sensitive_features`` is 1-D (one attribute) or 2-D (several attributes: a
+    group is a combination of values, labelled by a tuple, as in fairlearn).
+    """
+    sf = np.asarray(sensitive_features)
+    if sf.ndim == 2 and sf.shape[1] == 1:
+        sf = sf[:, 0]
+    if sf.ndim not in (1, 2):
+        raise ValueError(f"sensitive_features must be 1-D or 2-D, got shape {sf.shape}.")
+    if sf.shape[0] != n_samples:
+        raise ValueError(
+            f"sensitive_features has {sf.shape[0]} rows, expected {n_samples} (one per sample)."
+        )
+    if sf.dtype.kind == "O" or sf.ndim == 2:
+        sf = sf.astype(str)
+    if sf.dtype.kind == "f" and np.any(np.isnan(sf)):
+        raise ValueError("sensitive_features contains NaN.")
+    labels, codes = np.unique(sf, axis=0 if sf.ndim == 2 else None, return_inverse=True)
+    return codes.reshape(-1).astype(np.intp), [_label(r) for r in labels]
+
+
+def labels_array(labels):
+    """Group labels as a 1-D array (tuples of an intersection stay whole)."""
+    if not isinstance(labels[0], tuple):
+        return np.asarray(labels)
+    out = np.empty(len(labels), dtype=object)
+    out[:] = labels
+    return out
+
+
+class GroupRatiosMixin:
+    """Group frequencies ``pi``: public (``group_ratios``) or privately counted.
+
+    Implements the ``_split_budget``, ``_public_constants`` and ``_private_constants``
+    hooks of :class:`~skdpminimax.base.DPMinimaxEstimator` (put it first in the bases).
+
+    **Privacy of the counts.** Each group's size is released with diffprivlib's
+    truncated geometric mechanism (pure DP, sensitivity 1 per count), then clamped
+    to at least 1 and normalised. One example belongs to one group: under
+    add/remove-one it changes one count by 1, so every count gets the whole slice
+    ``epsilon_c`` (parallel composition); under replace-one it can change two counts
+    by 1 each (L1 sensitivity 2), so every count gets ``epsilon_c / 2``. The relation
+    is the solver's (from its calibration), so the slice and the solver compose by
+    basic composition under one relation. ``n_samples`` is public.
+    """
+
+    _group_parameter_constraints = {
+        "group_ratios": [dict, "array-like", None],
+        "group_ratios_budget": [Interval(Real, 0, 1, closed="neither")],
+    }
+
+    def _encode_task_groups(self, sensitive_features, n_samples):
+        codes, labels = encode_groups(sensitive_features, n_samples)
+        ratios = None
+        if self.group_ratios is not None:
+            ratios = self._public_ratios(labels)
+        n_groups = len(labels) if ratios is None else ratios.size
+        if n_groups < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs at least 2 groups; sensitive_features has "
+                f"only {labels!r}."
+            )
+        self.groups_ = labels_array(labels)
+        self._public_group_ratios = ratios
+        return codes, labels
+
+    def _public_ratios(self, labels):
+        gr = self.group_ratios
+        if isinstance(gr, dict):
+            unseen = [g for g in labels if g not in gr]
+            if unseen:
+                raise ValueError(
+                    f"Groups {unseen} appear in sensitive_features but not in group_ratios "
+                    f"(keys {list(gr)})."
+                )
+            empty = [g for g in gr if g not in labels]
+            if empty:
+                raise ValueError(f"Groups {empty} of group_ratios have no training samples.")
+            values = [gr[g] for g in labels]
+        else:
+            values = np.asarray(gr, dtype=float).ravel()
+            if values.size != len(labels):
+                raise ValueError(
+                    f"group_ratios has {values.size} entries but sensitive_features has "
+                    f"{len(labels)} groups {labels!r} (an empty or unseen group?). Pass a dict "
+                    "{group: ratio} to name them."
+                )
+        values = np.asarray(values, dtype=float)
+        if np.any(~np.isfinite(values)) or np.any(values <= 0):
+            raise ValueError(f"group_ratios must be positive, got {values.tolist()}.")
+        return values / values.sum()
+
+    # ---- the pipeline hooks of DPMinimaxEstimator for group frequencies ----------
+    def _split_budget(self, budget):
+        if self._public_group_ratios is not None:
+            return None, budget
+        return budget.split(self.group_ratios_budget)
+
+    def _public_constants(self, targets, task_data):
+        if self._public_group_ratios is not None:
+            return {"group_ratios": self._public_group_ratios}
+        k = len(self.groups_)
+        return {"group_ratios": np.full(k, 1.0 / k)}
+
+    def _private_constants(self, targets, task_data, budget, rng):
+        if self._public_group_ratios is not None:
+            return {"group_ratios": self._public_group_ratios}
+        codes = task_data["groups"]
+        n, k = codes.shape[0], len(self.groups_)
+        relation = getattr(self, "_neighboring_relation", "replace-one")
+        epsilon = budget.epsilon / (1.0 if relation == "add/remove-one" else 2.0)
+        counts = np.bincount(codes, minlength=k)
+        noisy = np.array([max(1, private_count(c, n, epsilon, rng)) for c in counts], float)
+        return {"group_ratios": noisy / noisy.sum()}

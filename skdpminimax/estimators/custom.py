@@ -1,0 +1,167 @@
+"""DPSaddleEstimator: fit your own saddle objective privately (bring your own objective)."""
+
+import numpy as np
+from sklearn.utils._param_validation import HasMethods
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _num_samples, check_is_fitted
+
+from skdpminimax._compat import validate_data
+from skdpminimax.base import DPMinimaxEstimator
+from skdpminimax.estimators._groups import encode_groups, labels_array
+
+__all__ = ["DPSaddleEstimator"]
+
+_REQUIRED = ("init_params", "per_example_grads", "per_example_values", "lipschitz",
+             "primal_set", "dual_set")
+
+
+def _objective_has(method):
+    def check(self):
+        check_is_fitted(self, "objective_")
+        return hasattr(self.objective_, method)
+    return check
+
+
+class DPSaddleEstimator(DPMinimaxEstimator):
+    r"""Differentially private solution of a user-defined saddle problem.
+
+    Fits, with any registered solver,
+
+    .. math::
+
+        \min_{w \in W} \max_{v \in V} \frac1n \sum_i f(w, v; x_i, y_i, g_i) + r(w, v)
+
+    for a :class:`~skdpminimax.objectives.SaddleObjective` you write: implement
+    ``init_params``, ``per_example_values``, ``per_example_grads`` and ``lipschitz``
+    (bounds from public quantities only: ``data_norm`` and your sets' radii), set
+    ``primal_set`` and ``dual_set``, and put data-free terms in ``reg_value`` /
+    ``reg_grad``. Give the objective a ``predict(w, X)`` method to get
+    :meth:`predict` (and ``decision_function(w, X)`` for :meth:`decision_function`).
+
+    Parameters
+    ----------
+    objective_factory : callable
+        Called as ``objective_factory(n_features=..., data_norm=..., **objective_params)``
+        and returning a ``SaddleObjective``; a ``SaddleObjective`` subclass whose
+        ``__init__`` takes these keywords is such a callable.
+    objective_params : dict or None, default=None
+        Extra keyword arguments of ``objective_factory`` (public constants, e.g.
+        radii, label bounds, regularisation). They must not be computed from the
+        training data, or the fit is not private.
+    epsilon : float, default=1.0
+    delta : float, default=1e-5
+    data_norm : float or None, default=None
+        Public bound on the row norm of ``X`` (rows clipped); ``None``: from the data
+        with a :class:`PrivacyLeakWarning`.
+    solver : str or solver object, default="sgda"
+    accountant : BudgetAccountant or None, default=None
+    random_state : int, Generator, RandomState or None, default=None
+
+    Attributes
+    ----------
+    coef_ : ndarray
+        The released primal point ``w``.
+    dual_coef_ : ndarray
+        The released dual point ``v``.
+    objective_ : SaddleObjective
+        The objective that was solved.
+    groups_ : ndarray
+        Group labels, when ``sensitive_features`` were given (codes ``0..K-1``
+        reach the objective as ``data.groups``).
+    n_iter_, calibration_, privacy_spent_, solver_
+
+    Notes
+    -----
+    **Privacy.** The solver's guarantee carries over (``(epsilon, delta)``-DP with
+    respect to one example under its neighbouring relation) *provided* the
+    objective is honest: its per-example gradients are what the solver clips, and
+    ``lipschitz()`` only caps the clip norms, so a wrong bound cannot break privacy
+    with a clipping solver (NoisySGDA clips every block), but ``objective_params``
+    and anything else the objective reads besides the per-example data it is
+    handed must be public. Group labels and ``n_samples`` are treated as public.
+
+    Examples
+    --------
+    See ``examples/plot_custom_objective.py``.
+    """
+
+    __metadata_request__fit = {"sensitive_features": True}
+
+    _parameter_constraints = {
+        **DPMinimaxEstimator._parameter_constraints,
+        "objective_factory": [callable],
+        "objective_params": [dict, None],
+    }
+
+    def __init__(self, objective_factory, objective_params=None, epsilon=1.0, delta=1e-5, *,
+                 data_norm=None, solver="sgda", accountant=None, random_state=None):
+        self.objective_factory = objective_factory
+        self.objective_params = objective_params
+        self.epsilon = epsilon
+        self.delta = delta
+        self.data_norm = data_norm
+        self.solver = solver
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def fit(self, X, y=None, *, sensitive_features=None):
+        """Solve the objective privately on ``(X, y, sensitive_features)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or None
+            Passed to the objective as ``data.y`` (``None`` if not given).
+        sensitive_features : array-like of shape (n_samples,), default=None
+            Passed to the objective as integer codes ``data.groups``.
+
+        Returns
+        -------
+        self : DPSaddleEstimator
+        """
+        self._y_given = y is not None
+        if y is None:  # the shared pipeline validates (X, y) together
+            y = np.zeros(_num_samples(X))
+        return self._fit(X, y, sensitive_features=sensitive_features)
+
+    # ---- pipeline hooks -----------------------------------------------------
+    def _validate_targets(self, X, y, sensitive_features=None):
+        codes = None
+        if sensitive_features is not None:
+            codes, labels = encode_groups(sensitive_features, X.shape[0])
+            self.groups_ = labels_array(labels)
+        return (y if self._y_given else None), {"groups": codes}
+
+    def _public_constants(self, targets, task_data):
+        return {}
+
+    def _private_constants(self, targets, task_data, budget, rng):
+        return {}
+
+    def _make_objective(self, n_features, data_norm, constants):
+        objective = self.objective_factory(n_features=n_features, data_norm=data_norm,
+                                           **(self.objective_params or {}))
+        missing = [name for name in _REQUIRED if not hasattr(objective, name)]
+        if missing:
+            raise TypeError(
+                f"objective_factory must return a SaddleObjective; {type(objective).__name__} "
+                f"lacks {missing}."
+            )
+        return objective
+
+    def _set_fitted(self, result, objective, constants):
+        self.coef_ = np.asarray(result.w, dtype=float).copy()
+        self.dual_coef_ = np.asarray(result.v, dtype=float).copy()
+
+    # ---- optional prediction, delegated to the objective -----------------------
+    @available_if(_objective_has("predict"))
+    def predict(self, X):
+        """``objective_.predict(coef_, X)``."""
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.objective_.predict(self.coef_, X)
+
+    @available_if(_objective_has("decision_function"))
+    def decision_function(self, X):
+        """``objective_.decision_function(coef_, X)``."""
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.objective_.decision_function(self.coef_, X)

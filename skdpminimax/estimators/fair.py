@@ -1,0 +1,220 @@
+"""DPGroupFairRegressor: differentially private group-fair linear regression."""
+
+import warnings
+from numbers import Real
+
+import numpy as np
+from diffprivlib.utils import PrivacyLeakWarning
+from sklearn.base import RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from skdpminimax._compat import validate_data
+from skdpminimax.base import DPMinimaxEstimator
+from skdpminimax.estimators._groups import GroupRatiosMixin
+from skdpminimax.objectives.fairness import DemographicParityRegression
+from skdpminimax.objectives.group_dro import GroupDRO
+from skdpminimax.objectives.losses import SquaredLoss
+
+__all__ = ["DPGroupFairRegressor"]
+
+
+class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator):
+    r"""Differentially private linear regression with a group-fairness criterion.
+
+    ``constraint="minimax_loss"`` minimises the worst group's mean squared error:
+
+    .. math::
+
+        \min_{\|w\| \le R} \max_{q \in \Delta_K} \sum_k q_k \mathrm{MSE}_k(w)
+        - \frac{\lambda}{2}\|q - \mathbf 1/K\|^2 + \frac{\alpha}{2}\|w\|^2 .
+
+    ``constraint="demographic_parity"`` minimises the overall squared error subject
+    to ``|E[h | g=a] - E[h]| <= tolerance`` for every group, through its Lagrangian
+    with multipliers in ``[0, multiplier_bound]``
+    (:class:`~skdpminimax.objectives.fairness.DemographicParityRegression`).
+
+    The predictor is deterministic and linear: ``h(x) = coef_ @ x + intercept_``.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+    delta : float, default=1e-5
+    constraint : {"minimax_loss", "demographic_parity"}, default="minimax_loss"
+    bounds : (float, float) or None, default=None
+        Public range of ``y``; targets are clipped to it. If ``None`` it is taken from
+        the data with a :class:`PrivacyLeakWarning` (as diffprivlib's LinearRegression).
+    data_norm : float or None, default=None
+        Public bound on the row norm of ``X`` (rows clipped); ``None``: from the data,
+        with a :class:`PrivacyLeakWarning`.
+    radius : float, default=10.0
+        Radius of the L2 ball holding coefficients and intercept of the model of the
+        rescaled target ``(y - mid) / half_width`` in ``[-1, 1]`` (``bounds`` are
+        public, so this rescaling costs no privacy).
+    alpha : float, default=1e-4
+        L2 regularisation of the coefficients.
+    dual_reg : float, default=0.1
+        Strong concavity of the dual (group weights or multipliers).
+    tolerance : float, default=0.05
+        Allowed demographic-parity gap, in units of ``y``
+        (``constraint="demographic_parity"`` only).
+    multiplier_bound : float, default=1.0
+        Bound on each Lagrange multiplier (``constraint="demographic_parity"`` only).
+    group_ratios : dict, array-like or None, default=None
+        Public group frequencies; ``None``: private release (see Notes).
+    group_ratios_budget : float, default=0.05
+    fit_intercept : bool, default=True
+    solver : str or solver object, default="sgda"
+    accountant : BudgetAccountant or None, default=None
+    random_state : int, Generator, RandomState or None, default=None
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+    bounds_ : (float, float)
+        Target range used.
+    groups_ : ndarray of shape (n_groups,)
+    group_weights_ : ndarray of shape (n_groups,)
+        Released dual: group weights ``q`` (minimax loss) or net multipliers
+        ``lambda^+ - lambda^-`` (demographic parity).
+    group_ratios_ : ndarray of shape (n_groups,)
+    n_iter_ : int
+    calibration_ : NoiseCalibration
+    privacy_spent_ : PrivacyBudget
+
+    Notes
+    -----
+    **Privacy.** ``(epsilon, delta)``-DP with respect to one example ``(x, y, g)``
+    under the solver's neighbouring relation; ``n_samples`` and the group labels are
+    public. ``bounds``, ``data_norm``, ``radius`` and ``multiplier_bound`` bound every
+    per-example gradient (see the objectives' ``lipschitz``); the solver clips and
+    noises them (e.g. NoisySGDA, Yang et al. 2022, Thm. 1, accounted with
+    dp_accounting). Group frequencies not given are released with the truncated
+    geometric mechanism on ``group_ratios_budget * epsilon`` (halved per count under
+    replace-one), composed with the solver by basic composition. Without
+    ``sensitive_features`` there is a single group and the problem is plain private
+    least squares (a warning says so).
+    """
+
+    __metadata_request__fit = {"sensitive_features": True}
+
+    _parameter_constraints = {
+        **DPMinimaxEstimator._parameter_constraints,
+        **GroupRatiosMixin._group_parameter_constraints,
+        "constraint": [StrOptions({"minimax_loss", "demographic_parity"})],
+        "bounds": [tuple, list, None],
+        "radius": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "dual_reg": [Interval(Real, 0, None, closed="left")],
+        "tolerance": [Interval(Real, 0, None, closed="left")],
+        "multiplier_bound": [Interval(Real, 0, None, closed="neither")],
+        "fit_intercept": ["boolean"],
+    }
+
+    def __init__(self, epsilon=1.0, delta=1e-5, *, constraint="minimax_loss", bounds=None,
+                 data_norm=None, radius=10.0, alpha=1e-4, dual_reg=0.1, tolerance=0.05,
+                 multiplier_bound=1.0, group_ratios=None, group_ratios_budget=0.05,
+                 fit_intercept=True, solver="sgda", accountant=None, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.constraint = constraint
+        self.bounds = bounds
+        self.data_norm = data_norm
+        self.radius = radius
+        self.alpha = alpha
+        self.dual_reg = dual_reg
+        self.tolerance = tolerance
+        self.multiplier_bound = multiplier_bound
+        self.group_ratios = group_ratios
+        self.group_ratios_budget = group_ratios_budget
+        self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def fit(self, X, y, *, sensitive_features=None):
+        """Fit the private group-fair regressor.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, n_attrs)
+            Group membership. ``None``: one group (plain private least squares).
+
+        Returns
+        -------
+        self : DPGroupFairRegressor
+        """
+        return self._fit(X, y, sensitive_features=sensitive_features)
+
+    # ---- pipeline hooks -----------------------------------------------------
+    def _validate_targets(self, X, y, sensitive_features=None):
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError(f"{type(self).__name__} needs a 1-D target, got shape {y.shape}.")
+        y = y.astype(np.float64)
+        self.bounds_ = self._resolve_bounds(y)
+        if sensitive_features is None:
+            warnings.warn("No sensitive_features given: one group, so the fit is plain private "
+                          "least squares.", UserWarning)
+            self.groups_ = np.array([0])
+            self._public_group_ratios = np.array([1.0])
+            codes = np.zeros(X.shape[0], dtype=np.intp)
+        else:
+            codes, _ = self._encode_task_groups(sensitive_features, X.shape[0])
+        # Public bounds map y onto [-1, 1]: ``radius`` and the gradient bounds then
+        # refer to that scale whatever the units of y (undone in _set_fitted).
+        low, high = self.bounds_
+        self._y_center = 0.5 * (low + high)
+        self._y_scale = 0.5 * (high - low) if high > low else 1.0
+        return (np.clip(y, low, high) - self._y_center) / self._y_scale, {"groups": codes}
+
+    def _resolve_bounds(self, y):
+        if self.bounds is not None:
+            if len(self.bounds) != 2 or not float(self.bounds[0]) <= float(self.bounds[1]):
+                raise ValueError(f"bounds must be (lower, upper) with lower <= upper, "
+                                 f"got {self.bounds!r}.")
+            return float(self.bounds[0]), float(self.bounds[1])
+        warnings.warn(
+            "Bounds parameter hasn't been specified, so falling back to determining range from "
+            "the data.\nThis will result in additional privacy leakage. To ensure differential "
+            "privacy with no additional privacy loss, specify `bounds` for `y`.",
+            PrivacyLeakWarning,
+        )
+        return float(np.min(y)), float(np.max(y))
+
+    def _make_objective(self, n_features, data_norm, constants):
+        common = dict(data_norm=data_norm, radius=self.radius, dual_reg=self.dual_reg,
+                      l2_reg=self.alpha, fit_intercept=self.fit_intercept)
+        # One group: no parity constraint to enforce (its dual gradient is identically 0).
+        if self.constraint == "minimax_loss" or len(self.groups_) == 1:
+            return GroupDRO(n_features, SquaredLoss((-1.0, 1.0)), constants["group_ratios"],
+                            **common)
+        return DemographicParityRegression(
+            n_features, constants["group_ratios"], bounds=(-1.0, 1.0),
+            tolerance=self.tolerance / self._y_scale,
+            multiplier_bound=self.multiplier_bound, **common)
+
+    def _set_fitted(self, result, objective, constants):
+        coef, intercept = objective.model.coef_intercept(np.asarray(result.w))
+        self.coef_ = self._y_scale * coef[0]
+        self.intercept_ = float(self._y_center + self._y_scale * intercept[0])
+        v = np.asarray(result.v, dtype=float)
+        if isinstance(objective, DemographicParityRegression):
+            k = v.size // 2
+            v = v[:k] - v[k:]
+        self.group_weights_ = v.copy()
+        self.group_ratios_ = np.asarray(constants["group_ratios"], dtype=float)
+
+    def predict(self, X):
+        """Deterministic linear prediction ``X @ coef_ + intercept_``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return X @ self.coef_ + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True
+        return tags

@@ -1,0 +1,214 @@
+"""DPRobustClassifier: differentially private worst-group (group DRO) logistic regression."""
+
+from numbers import Real
+
+import numpy as np
+from scipy.special import expit, softmax
+from sklearn.base import ClassifierMixin
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted
+
+from skdpminimax._compat import validate_data
+from skdpminimax.base import DPMinimaxEstimator
+from skdpminimax.estimators._groups import GroupRatiosMixin
+from skdpminimax.objectives.group_dro import GroupDRO
+from skdpminimax.objectives.losses import LogisticLoss, MultinomialLoss
+
+__all__ = ["DPRobustClassifier"]
+
+
+class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
+    r"""Differentially private logistic regression minimising the worst-group risk.
+
+    Solves, privately,
+
+    .. math::
+
+        \min_{\|w\| \le R} \max_{q \in \Delta_K} \frac1n \sum_i
+        \frac{q_{g_i}}{\pi_{g_i}} \ell(w; x_i, y_i)
+        - \frac{\lambda}{2}\|q - \mathbf 1/K\|^2 + \frac{\alpha}{2}\|w\|^2
+
+    where ``ell`` is the binary or multinomial logistic loss, ``g_i`` the group of
+    example ``i`` and ``pi`` the group frequencies: with ``lambda = 0`` the solution
+    minimises ``max_k R_k(w)``, the risk of the worst group (Yang et al. 2022,
+    App. A; Sagawa et al. 2020). Without ``sensitive_features`` the groups are the
+    classes: the model is then robust to label shift.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy budget of one ``fit`` (``np.inf``: not private).
+    delta : float, default=1e-5
+        Privacy parameter delta in (0, 1); choose it well below ``1 / n_samples``.
+    data_norm : float or None, default=None
+        Public bound on the L2 norm of a row of ``X``; rows are clipped to it. If
+        ``None`` it is taken from the data with a :class:`PrivacyLeakWarning`.
+    radius : float, default=10.0
+        Radius of the L2 ball holding all coefficients and intercepts (public).
+    alpha : float, default=1e-4
+        L2 regularisation of the coefficients (strong convexity).
+    dual_reg : float, default=0.1
+        ``lambda``: pulls ``q`` towards uniform weights and makes the dual strongly
+        concave; ``0`` gives the exact worst-group objective.
+    group_ratios : dict, array-like or None, default=None
+        Public group frequencies: ``{group: ratio}``, or an array aligned with the
+        sorted group labels. ``None``: released privately (see Notes).
+    group_ratios_budget : float, default=0.05
+        Fraction of ``epsilon`` spent on the group counts when ``group_ratios`` is None.
+    fit_intercept : bool, default=True
+    solver : str or solver object, default="sgda"
+        A registered solver name or an object with ``calibrate`` and ``solve``.
+    accountant : BudgetAccountant or None, default=None
+        Ledger every fit spends on (shared by all clones).
+    random_state : int, Generator, RandomState or None, default=None
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    groups_ : ndarray of shape (n_groups,)
+        Group labels (classes when no sensitive features were given).
+    group_weights_ : ndarray of shape (n_groups,)
+        The released dual ``q``: the solver's private weight of each group.
+    group_ratios_ : ndarray of shape (n_groups,)
+        Group frequencies used (public, or the private release).
+    n_iter_ : int
+    calibration_ : NoiseCalibration
+    privacy_spent_ : PrivacyBudget
+    solver_, objective_ : the fitted solver and the objective it solved.
+
+    Notes
+    -----
+    **Privacy.** ``fit`` is ``(epsilon, delta)``-DP with respect to one example
+    ``(x, y, g)`` under the solver's neighbouring relation (add/remove-one for
+    Poisson sampling, replace-one otherwise); ``n_samples``, the class labels and
+    the group labels are treated as public (as ``classes_`` in scikit-learn and
+    diffprivlib). Public: ``data_norm``, ``radius``, ``group_ratios`` when given.
+    Otherwise the group counts are released with the truncated geometric mechanism
+    using ``group_ratios_budget * epsilon`` (each count gets that slice under
+    add/remove-one, half of it under replace-one, where one example moves two
+    counts), and the solver gets the rest; basic composition. The solver's
+    per-example gradients are bounded by ``G_ell kappa / pi_min`` and
+    ``ell_max / pi_min`` (:meth:`GroupDRO.lipschitz`) and clipped; its calibration
+    is the solver's (e.g. NoisySGDA: Yang et al. 2022, Thm. 1, accounted with
+    dp_accounting). Every fitted attribute is post-processing of these releases.
+
+    **Clipping the dual.** An example's dual gradient is ``loss / pi_g`` on its
+    group's coordinate. A clip norm far below ``loss / pi_min`` (NoisySGDA's default
+    ``clip_v=1``) under-counts the risk of small groups, so ``q`` drifts towards
+    large groups; pass e.g. ``solver=NoisySGDA(clip_v=10)`` when groups are small
+    (the benchmarks do), at the price of more dual noise.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from skdpminimax import DPRobustClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = DPRobustClassifier(epsilon=np.inf, data_norm=10.0, random_state=0).fit(X, y)
+    >>> clf.group_weights_.shape
+    (3,)
+    """
+
+    __metadata_request__fit = {"sensitive_features": True}
+
+    _parameter_constraints = {
+        **DPMinimaxEstimator._parameter_constraints,
+        **GroupRatiosMixin._group_parameter_constraints,
+        "radius": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "dual_reg": [Interval(Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+    }
+
+    def __init__(self, epsilon=1.0, delta=1e-5, *, data_norm=None, radius=10.0, alpha=1e-4,
+                 dual_reg=0.1, group_ratios=None, group_ratios_budget=0.05, fit_intercept=True,
+                 solver="sgda", accountant=None, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.data_norm = data_norm
+        self.radius = radius
+        self.alpha = alpha
+        self.dual_reg = dual_reg
+        self.group_ratios = group_ratios
+        self.group_ratios_budget = group_ratios_budget
+        self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def fit(self, X, y, *, sensitive_features=None):
+        """Fit the private worst-group classifier.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, n_attrs), default=None
+            Group membership; ``None`` uses the class labels as groups.
+
+        Returns
+        -------
+        self : DPRobustClassifier
+        """
+        return self._fit(X, y, sensitive_features=sensitive_features)
+
+    # ---- pipeline hooks -----------------------------------------------------
+    def _validate_targets(self, X, y, sensitive_features=None):
+        kind = type_of_target(y, input_name="y")
+        if kind not in ("binary", "multiclass"):
+            raise ValueError(f"Unknown label type: {kind!r}; {type(self).__name__} needs binary "
+                             "or multiclass labels.")
+        classes, encoded = np.unique(y, return_inverse=True)
+        if len(classes) < 2:
+            raise ValueError(f"{type(self).__name__} needs at least 2 classes; got {classes!r}.")
+        self.classes_ = classes
+        groups_source = y if sensitive_features is None else sensitive_features
+        codes, _ = self._encode_task_groups(groups_source, X.shape[0])
+        targets = np.where(encoded == 1, 1.0, -1.0) if len(classes) == 2 else encoded.astype(float)
+        return targets, {"groups": codes}
+
+    def _make_objective(self, n_features, data_norm, constants):
+        n_classes = len(self.classes_)
+        loss = LogisticLoss() if n_classes == 2 else MultinomialLoss(n_classes)
+        return GroupDRO(n_features, loss, constants["group_ratios"], data_norm, self.radius,
+                        dual_reg=self.dual_reg, l2_reg=self.alpha,
+                        fit_intercept=self.fit_intercept)
+
+    def _set_fitted(self, result, objective, constants):
+        self.coef_, self.intercept_ = objective.model.coef_intercept(np.asarray(result.w))
+        self.group_weights_ = np.asarray(result.v, dtype=float).copy()
+        self.group_ratios_ = np.asarray(constants["group_ratios"], dtype=float)
+
+    # ---- prediction ----------------------------------------------------------
+    def decision_function(self, X):
+        """Scores: shape ``(n_samples,)`` for two classes, else ``(n_samples, n_classes)``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        scores = X @ self.coef_.T + self.intercept_
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict_proba(self, X):
+        """Class probabilities (sigmoid / softmax of the scores)."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            p = expit(scores)
+            return np.column_stack([1.0 - p, p])
+        return softmax(scores, axis=1)
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        """Most probable class."""
+        scores = self.decision_function(X)
+        idx = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+        return self.classes_[idx]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.poor_score = True
+        return tags

@@ -1,0 +1,150 @@
+r"""Demographic-parity-constrained least squares as a Lagrangian saddle problem.
+
+For a linear predictor ``h(x) = w^T (x, 1)``, groups ``a = 1..K`` of frequencies
+``pi_a`` and a public tolerance ``t``, the constrained problem
+
+.. math::
+
+    \min_{\|w\| \le R} E[(y - h)^2] \quad\text{s.t.}\quad
+    |E[h \mid g=a] - E[h]| \le t \quad (a = 1..K)
+
+has the Lagrangian (multipliers ``lambda^+, lambda^-`` in ``[0, B]^K``, bounded so
+that gradients stay bounded, as in fairlearn's reductions)
+
+.. math::
+
+    \min_w \max_{\lambda^\pm} \frac1n \sum_i (y_i - h_i)^2
+        + \mu_{g_i} h_i / \pi_{g_i} - h_i \textstyle\sum_a \mu_a
+        \;-\; t \sum_a (\lambda^+_a + \lambda^-_a)
+        - \frac{\nu}{2}\|\lambda\|^2 + \frac{\alpha}{2}\|w\|^2,
+
+with ``mu = lambda^+ - lambda^-``, because ``E[h | g=a] = E[h 1{g=a}] / pi_a``.
+Everything after the per-example sum is data-free. ``y`` is clipped to public
+``bounds``.
+"""
+
+import math
+
+import numpy as np
+
+from skdpminimax.objectives.base import SaddleObjective
+from skdpminimax.objectives.group_dro import check_group_ratios
+from skdpminimax.objectives.losses import LinearModel, SquaredLoss
+from skdpminimax.sets import Box, L2Ball
+
+__all__ = ["DemographicParityRegression"]
+
+
+class DemographicParityRegression(SaddleObjective):
+    """Least squares with bounded Lagrange multipliers on the demographic-parity gaps.
+
+    Parameters
+    ----------
+    n_features : int
+    group_ratios : array-like of shape (n_groups,)
+        Public or privately released group frequencies.
+    data_norm : float
+    radius : float
+    bounds : (float, float)
+        Public range of ``y`` (targets are clipped to it).
+    tolerance : float, default=0.0
+        Allowed gap ``t`` between each group mean prediction and the overall mean.
+    multiplier_bound : float, default=1.0
+        ``B``: multipliers live in ``[0, B]``.
+    dual_reg : float, default=0
+        ``nu``: strong concavity in the multipliers.
+    l2_reg : float, default=0
+    fit_intercept : bool, default=True
+
+    Notes
+    -----
+    Dual vector ``v = (lambda^+, lambda^-)``. On the feasible set (``|h| <= H =
+    radius * kappa``, ``|y| <= B_y``), per example:
+    ``||grad_w f|| <= kappa (2 (B_y + H) + B (1/pi_min - 1 + K - 1))`` and
+    ``||grad_v f|| <= H sqrt(2 ((1/pi_min - 1)^2 + K - 1))``.
+    """
+
+    def __init__(self, n_features, group_ratios, data_norm, radius, bounds, tolerance=0.0,
+                 multiplier_bound=1.0, dual_reg=0.0, l2_reg=0.0, fit_intercept=True):
+        self.loss = SquaredLoss(bounds)
+        self.group_ratios = check_group_ratios(group_ratios)
+        self.n_groups = self.group_ratios.size
+        self.tolerance = float(tolerance)
+        self.multiplier_bound = float(multiplier_bound)
+        self.dual_reg = float(dual_reg)
+        self.l2_reg = float(l2_reg)
+        self.model = LinearModel(n_features, 1, data_norm, radius, fit_intercept)
+        self.primal_set = L2Ball(radius)
+        self.dual_set = Box(0.0, self.multiplier_bound)
+
+    def init_params(self, rng=None):
+        return np.zeros(self.model.n_params), np.zeros(2 * self.n_groups)
+
+    def _parts(self, w, v, data):
+        Z = self.model.scores(w, data.X)
+        mu = v[: self.n_groups] - v[self.n_groups:]
+        inv_pi = 1.0 / self.group_ratios[data.groups]
+        s = mu[data.groups] * inv_pi - mu.sum()  # d(constraint term)/dh per example
+        return Z, s, inv_pi
+
+    def group_mean_gaps(self, w, data):
+        """``E[h | g=a] - E[h]`` on ``data`` for each group (``nan`` if empty)."""
+        h = self.model.scores(w, data.X)[:, 0]
+        counts = np.bincount(data.groups, minlength=self.n_groups)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.bincount(data.groups, weights=h, minlength=self.n_groups) / counts
+        return means - h.mean()
+
+    def per_example_values(self, w, v, data):
+        Z, s, _ = self._parts(w, v, data)
+        return self.loss.values(Z, data.y) + s * Z[:, 0]
+
+    def _dual_grads(self, h, groups, inv_pi):
+        gplus = -np.repeat(h[:, None], self.n_groups, axis=1)
+        gplus[np.arange(h.size), groups] += h * inv_pi
+        return np.hstack([gplus, -gplus])
+
+    def per_example_grads(self, w, v, data):
+        Z, s, inv_pi = self._parts(w, v, data)
+        G = self.loss.score_grads(Z, data.y) + s[:, None]
+        return (self.model.per_example_grads(data.X, G),
+                self._dual_grads(Z[:, 0], data.groups, inv_pi))
+
+    def clipped_grad_sums(self, w, v, data, clip_w, clip_v):
+        Z, s, inv_pi = self._parts(w, v, data)
+        G = self.loss.score_grads(Z, data.y) + s[:, None]
+        norms = np.abs(G[:, 0]) * self.model.row_norms(data.X)
+        scale = np.minimum(1.0, clip_w / np.maximum(norms, 1e-300))
+        sw = self.model.weighted_grad_sum(data.X, G * scale[:, None])
+        # ||grad_v f_i|| = sqrt(2) |h_i| sqrt((1/pi_g - 1)^2 + K - 1): closed form, so the
+        # clipped sum needs only per-group sums of the clipped h.
+        h = Z[:, 0]
+        vnorm = math.sqrt(2.0) * np.abs(h) * np.sqrt((inv_pi - 1.0) ** 2 + self.n_groups - 1)
+        hc = h * np.minimum(1.0, clip_v / np.maximum(vnorm, 1e-300))
+        gplus = np.bincount(data.groups, weights=hc * inv_pi, minlength=self.n_groups) - hc.sum()
+        return sw, np.concatenate([gplus, -gplus])
+
+    def reg_value(self, w, v):
+        return (0.5 * self.l2_reg * float(w @ w) - self.tolerance * float(v.sum())
+                - 0.5 * self.dual_reg * float(v @ v))
+
+    def reg_grad(self, w, v):
+        return self.l2_reg * w, -self.tolerance - self.dual_reg * v
+
+    def _inv_pi_min(self):
+        return 1.0 / float(self.group_ratios.min())
+
+    def lipschitz(self):
+        H, kappa, K = self.model.score_bound, self.model.kappa, self.n_groups
+        inv_pi_min, B = self._inv_pi_min(), self.multiplier_bound
+        g_w = kappa * (self.loss.grad_bound(H) + B * (inv_pi_min - 1.0 + K - 1.0))
+        g_v = H * math.sqrt(2.0 * ((inv_pi_min - 1.0) ** 2 + K - 1.0))
+        return float(g_w), float(g_v)
+
+    def smoothness(self):
+        kappa, K = self.model.kappa, self.n_groups
+        coupling = kappa * math.sqrt(2.0 * ((self._inv_pi_min() - 1.0) ** 2 + K - 1.0))
+        return float(self.loss.curvature * kappa**2 + coupling + max(self.l2_reg, self.dual_reg))
+
+    def strong_convexity(self):
+        return self.l2_reg, self.dual_reg

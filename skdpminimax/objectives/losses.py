@@ -1,0 +1,138 @@
+"""Per-example losses of linear models, with bounds from public quantities only.
+
+A loss maps scores ``Z`` of shape ``(m, k)`` and targets to per-example values and
+to ``d loss / d Z``. Given a public bound ``H`` on every score, it states bounds on
+the value, on ``||d loss / d Z||`` and on the curvature: the objectives turn them
+into the per-example Lipschitz bounds privacy rests on. All formulas are
+overflow-free for extreme scores (log-sum-exp, ``logaddexp``).
+"""
+
+import math
+
+import numpy as np
+from scipy.special import expit, log_softmax, softmax
+
+__all__ = ["LogisticLoss", "MultinomialLoss", "SquaredLoss", "LinearModel"]
+
+
+class LogisticLoss:
+    """Binary logistic loss ``log(1 + exp(-y z))`` with ``y`` in ``{-1, +1}``."""
+
+    n_outputs = 1
+    curvature = 0.25  # sup of the second derivative
+
+    def values(self, Z, y):
+        return np.logaddexp(0.0, -y * Z[:, 0])
+
+    def score_grads(self, Z, y):
+        return (-y * expit(-y * Z[:, 0]))[:, None]
+
+    def value_bound(self, H):
+        return float(np.logaddexp(0.0, H))
+
+    def grad_bound(self, H):
+        return 1.0
+
+
+class MultinomialLoss:
+    """Multinomial logistic loss ``logsumexp(z) - z_y`` with integer ``y`` in ``[0, k)``."""
+
+    curvature = 0.5  # largest eigenvalue of diag(p) - p p^T
+
+    def __init__(self, n_classes):
+        self.n_outputs = int(n_classes)
+
+    def values(self, Z, y):
+        return -np.take_along_axis(log_softmax(Z, axis=1), y.astype(int)[:, None], axis=1)[:, 0]
+
+    def score_grads(self, Z, y):
+        P = softmax(Z, axis=1)
+        P[np.arange(Z.shape[0]), y.astype(int)] -= 1.0
+        return P
+
+    def value_bound(self, H):
+        # z_j - z_y <= (||W_j|| + ||W_y||) kappa <= sqrt(2) * radius * kappa = sqrt(2) H.
+        return math.log(self.n_outputs) + math.sqrt(2.0) * H
+
+    def grad_bound(self, H):
+        return math.sqrt(2.0)  # ||softmax(z) - e_y||
+
+
+class SquaredLoss:
+    """Squared loss ``(y - z)^2``; targets are clipped to the public ``bounds``."""
+
+    n_outputs = 1
+    curvature = 2.0
+
+    def __init__(self, bounds):
+        low, high = (float(b) for b in bounds)
+        if not low <= high:
+            raise ValueError(f"bounds must satisfy lower <= upper, got {bounds}.")
+        self.bounds = (low, high)
+        self.target_bound = max(abs(low), abs(high))
+
+    def _residual(self, Z, y):
+        return Z[:, 0] - np.clip(y, *self.bounds)
+
+    def values(self, Z, y):
+        return self._residual(Z, y) ** 2
+
+    def score_grads(self, Z, y):
+        return (2.0 * self._residual(Z, y))[:, None]
+
+    def value_bound(self, H):
+        return (self.target_bound + H) ** 2
+
+    def grad_bound(self, H):
+        return 2.0 * (self.target_bound + H)
+
+
+class LinearModel:
+    """Scores ``Z = X W^T + b`` from a flat parameter vector ``w = vec([W, b])``.
+
+    ``W`` has shape ``(k, n_features)``; with ``fit_intercept`` each row of the
+    parameter matrix carries its intercept in a last column, so the augmented row
+    ``(x, 1)`` has norm at most ``kappa = sqrt(data_norm^2 + 1)`` and, with
+    ``||w|| <= radius``, every score is bounded by ``H = radius * kappa``.
+    """
+
+    def __init__(self, n_features, n_outputs, data_norm, radius, fit_intercept=True):
+        self.n_features = int(n_features)
+        self.n_outputs = int(n_outputs)
+        self.fit_intercept = bool(fit_intercept)
+        self.n_cols = self.n_features + int(self.fit_intercept)
+        self.kappa = math.sqrt(float(data_norm) ** 2 + float(self.fit_intercept))
+        self.score_bound = float(radius) * self.kappa
+
+    @property
+    def n_params(self):
+        return self.n_outputs * self.n_cols
+
+    def matrix(self, w):
+        return w.reshape(self.n_outputs, self.n_cols)
+
+    def coef_intercept(self, w):
+        """``(coef, intercept)`` of shapes ``(k, n_features)`` and ``(k,)``."""
+        M = self.matrix(w)
+        b = M[:, -1] if self.fit_intercept else np.zeros(self.n_outputs)
+        return M[:, : self.n_features].copy(), b.copy()
+
+    def scores(self, w, X):
+        coef, b = self.coef_intercept(w)
+        return X @ coef.T + b
+
+    def row_norms(self, X):
+        """``||(x_i, 1)||`` per example."""
+        return np.sqrt(np.einsum("ij,ij->i", X, X) + float(self.fit_intercept))
+
+    def weighted_grad_sum(self, X, G):
+        """``sum_i G_i (x_i, 1)^T`` flattened: the primal gradient sum for score weights ``G``."""
+        out = G.T @ X
+        if self.fit_intercept:
+            out = np.column_stack([out, G.sum(axis=0)])
+        return out.ravel()
+
+    def per_example_grads(self, X, G):
+        """Per-example ``G_i (x_i, 1)^T``: shape ``(m, n_params)``."""
+        Xa = np.column_stack([X, np.ones(X.shape[0])]) if self.fit_intercept else X
+        return (G[:, :, None] * Xa[:, None, :]).reshape(X.shape[0], -1)

@@ -1,0 +1,196 @@
+"""Group DRO and demographic-parity objectives: gradients, bounds, saddle points."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import check_grad, minimize
+
+from skdpminimax.objectives import (
+    DemographicParityRegression,
+    GroupDRO,
+    LogisticLoss,
+    MultinomialLoss,
+    SaddleData,
+    SquaredLoss,
+)
+from skdpminimax.privacy.budget import PrivacyBudget
+from skdpminimax.privacy.mechanisms import clip_rows, clipped_sum
+from skdpminimax.sets import Simplex
+from skdpminimax.solvers import NoisySGDA
+
+K_GROUPS = 3
+
+
+def _data(rng, n=40, d=4, task="binary", data_norm=2.0):
+    X = clip_rows(rng.normal(size=(n, d)), data_norm)
+    groups = np.arange(n) % K_GROUPS
+    if task == "binary":
+        y = rng.choice([-1.0, 1.0], size=n)
+    elif task == "multinomial":
+        y = (np.arange(n) % 3).astype(float)
+    else:
+        y = rng.uniform(-1.5, 1.5, size=n)  # some outside bounds (-1, 1): clipped
+    return SaddleData(X, y, groups)
+
+
+def _objectives(d=4, data_norm=2.0, radius=3.0):
+    pi = np.array([0.2, 0.3, 0.5])
+    return {
+        "binary": GroupDRO(d, LogisticLoss(), pi, data_norm, radius, dual_reg=0.3, l2_reg=0.1),
+        "multinomial": GroupDRO(d, MultinomialLoss(3), pi, data_norm, radius, dual_reg=0.3),
+        "squared": GroupDRO(d, SquaredLoss((-1, 1)), pi, data_norm, radius, fit_intercept=False),
+        "parity": DemographicParityRegression(d, pi, data_norm, radius, (-1, 1), tolerance=0.1,
+                                              multiplier_bound=2.0, dual_reg=0.2, l2_reg=0.1),
+    }
+
+
+def _task(name):
+    return {"binary": "binary", "multinomial": "multinomial"}.get(name, "regression")
+
+
+def _random_point(obj, rng, scale=1.0):
+    w0, v0 = obj.init_params()
+    w = obj.primal_set.project(scale * rng.normal(size=w0.size))
+    v = obj.dual_set.project(rng.uniform(-1, 3, size=v0.size))
+    return w, v
+
+
+@pytest.mark.parametrize("name", ["binary", "multinomial", "squared", "parity"])
+def test_gradients_match_finite_differences(name):
+    rng = np.random.default_rng(0)
+    obj = _objectives()[name]
+    data = _data(rng, task=_task(name))
+    w, v = _random_point(obj, rng, scale=0.5)
+    nw = w.size
+
+    def f(z):
+        return obj.value(z[:nw], z[nw:], data)
+
+    def g(z):
+        gw, gv = obj.grad(z[:nw], z[nw:], data)
+        return np.concatenate([gw, gv])
+
+    z = np.concatenate([w, v])
+    assert check_grad(f, g, z, epsilon=1e-6) < 1e-5 * max(1.0, np.linalg.norm(g(z)))
+
+
+@pytest.mark.parametrize("name", ["binary", "multinomial", "squared", "parity"])
+@pytest.mark.parametrize("clip", [np.inf, 0.3])
+def test_fast_clipped_sums_equal_materialised_ones(name, clip):
+    rng = np.random.default_rng(1)
+    obj = _objectives()[name]
+    data = _data(rng, task=_task(name))
+    w, v = _random_point(obj, rng)
+    gw, gv = obj.per_example_grads(w, v, data)
+    sw, sv = obj.clipped_grad_sums(w, v, data, clip, clip)
+    np.testing.assert_allclose(sw, clipped_sum(gw, clip), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(sv, clipped_sum(gv, clip), rtol=1e-10, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), name=st.sampled_from(["binary", "multinomial", "squared",
+                                                             "parity"]),
+       scale=st.floats(0.1, 100.0), boundary=st.booleans())
+def test_per_example_gradients_within_lipschitz(seed, name, scale, boundary):
+    rng = np.random.default_rng(seed)
+    obj = _objectives()[name]
+    data = _data(rng, task=_task(name))
+    if boundary:  # rows on the sphere of radius data_norm, w on the ball's boundary
+        data.X = 2.0 * data.X / np.linalg.norm(data.X, axis=1, keepdims=True)
+        scale = 1e3
+    w, v = _random_point(obj, rng, scale=scale)
+    gw, gv = obj.per_example_grads(w, v, data)
+    g_w, g_v = obj.lipschitz()
+    assert np.linalg.norm(gw, axis=1).max() <= g_w * (1 + 1e-9)
+    assert np.linalg.norm(gv, axis=1).max() <= g_v * (1 + 1e-9)
+    assert np.all(np.isfinite(obj.per_example_values(w, v, data)))
+
+
+def test_extreme_logits_do_not_overflow():
+    X = np.array([[1e3, 0.0], [-1e3, 0.0]])
+    data = SaddleData(X, np.array([1.0, -1.0]), np.array([0, 1]))
+    for loss, y in ((LogisticLoss(), data.y), (MultinomialLoss(3), np.array([0.0, 2.0]))):
+        obj = GroupDRO(2, loss, [0.5, 0.5], data_norm=1e3, radius=1e3)
+        data.y = y
+        w = obj.primal_set.project(np.full(obj.model.n_params, 1e3))
+        with np.errstate(over="raise", invalid="raise", divide="raise"):
+            values = obj.per_example_values(w, np.array([0.5, 0.5]), data)
+            gw, gv = obj.per_example_grads(w, np.array([0.5, 0.5]), data)
+        assert np.all(np.isfinite(values)) and np.all(np.isfinite(gw)) and np.all(np.isfinite(gv))
+
+
+def test_per_example_form_is_the_weighted_group_risk():
+    rng = np.random.default_rng(2)
+    data = _data(rng, n=60)
+    pi = np.bincount(data.groups) / data.n_samples
+    obj = GroupDRO(4, LogisticLoss(), pi, 2.0, 3.0)
+    w, _ = _random_point(obj, rng)
+    q = np.array([0.1, 0.6, 0.3])
+    assert np.isclose(obj.value(w, q, data), q @ obj.group_risks(w, data))
+
+
+# ---- epsilon = inf reaches the reference saddle point -----------------------------------
+def _dro_reference(obj, data):
+    """min_w max_q sum_k q_k R_k(w) - lam/2||q - 1/K||^2 + alpha/2||w||^2 by L-BFGS on w.
+
+    The inner maximiser is closed-form (a simplex projection), so the envelope is smooth.
+    """
+    K, lam = obj.n_groups, obj.dual_reg
+    simplex = Simplex()
+
+    def q_star(w):
+        return simplex.project(1.0 / K + obj.group_risks(w, data) / lam)
+
+    def envelope(w):
+        q = q_star(w)
+        return obj.value(w, q, data), obj.grad(w, q, data)[0]
+
+    w = minimize(envelope, np.zeros(obj.model.n_params), jac=True, method="L-BFGS-B",
+                 options={"gtol": 1e-10, "maxiter": 2000}).x
+    return w, q_star(w)
+
+
+@pytest.mark.parametrize("task", ["binary", "regression"])
+def test_noise_free_gda_reaches_reference_dro_saddle_point(task):
+    rng = np.random.default_rng(3)
+    data = _data(rng, n=90, d=3, task=task, data_norm=1.5)
+    data.groups = (data.X[:, 0] > 0.3).astype(int) + (data.X[:, 1] > 0.0)  # unequal groups
+    pi = np.bincount(data.groups) / data.n_samples
+    loss = LogisticLoss() if task == "binary" else SquaredLoss((-1, 1))
+    obj = GroupDRO(3, loss, pi, 1.5, radius=50.0, dual_reg=0.5, l2_reg=0.05)
+    w_ref, q_ref = _dro_reference(obj, data)
+    assert np.linalg.norm(w_ref) < 50.0  # the ball constraint is inactive at the reference
+    solver = NoisySGDA(batch_size=None, n_iter=4000, step_size=0.5, clip_w=None, clip_v=None,
+                       average="last")
+    res = solver.solve(obj, data, PrivacyBudget(np.inf, 1e-5), np.random.default_rng(0))
+    np.testing.assert_allclose(res.w, w_ref, atol=2e-3)
+    np.testing.assert_allclose(res.v, q_ref, atol=2e-3)
+
+
+def test_noise_free_gda_reaches_reference_parity_saddle_point():
+    rng = np.random.default_rng(4)
+    data = _data(rng, n=90, d=3, task="regression", data_norm=1.5)
+    data.y = np.clip(data.X[:, 0] + 0.2 * data.groups - 0.2, -1, 1)
+    pi = np.bincount(data.groups) / data.n_samples
+    obj = DemographicParityRegression(3, pi, 1.5, 50.0, (-1, 1), tolerance=0.02,
+                                      multiplier_bound=5.0, dual_reg=0.5, l2_reg=0.05)
+    K, B, t, nu = obj.n_groups, obj.multiplier_bound, obj.tolerance, obj.dual_reg
+
+    def v_star(w):  # per coordinate: argmax of lam * c - t lam - nu/2 lam^2 on [0, B]
+        c = obj.group_mean_gaps(w, data)
+        return np.clip((np.concatenate([c, -c]) - t) / nu, 0.0, B)
+
+    def envelope(w):
+        v = v_star(w)
+        return obj.value(w, v, data), obj.grad(w, v, data)[0]
+
+    w_ref = minimize(envelope, np.zeros(obj.model.n_params), jac=True, method="L-BFGS-B",
+                     options={"gtol": 1e-10, "maxiter": 2000}).x
+    v_ref = v_star(w_ref)
+    assert np.any(v_ref > 0)  # the constraint binds: the test exercises the multipliers
+    solver = NoisySGDA(batch_size=None, n_iter=4000, step_size=0.3, clip_w=None, clip_v=None,
+                       average="last")
+    res = solver.solve(obj, data, PrivacyBudget(np.inf, 1e-5), np.random.default_rng(0))
+    np.testing.assert_allclose(res.w, w_ref, atol=2e-3)
+    np.testing.assert_allclose(res.v, v_ref, atol=5e-3)

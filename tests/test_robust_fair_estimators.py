@@ -1,0 +1,260 @@
+"""DPRobustClassifier and DPGroupFairRegressor: scikit-learn checks and behaviour."""
+
+import warnings
+
+import numpy as np
+import pytest
+import sklearn
+from diffprivlib.accountant import BudgetAccountant
+from diffprivlib.utils import PrivacyLeakWarning
+from scipy.optimize import minimize
+from sklearn.datasets import load_iris, make_classification, make_regression
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, cross_validate
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skdpminimax import DPGroupFairRegressor, DPRobustClassifier
+from skdpminimax.metrics_group import demographic_parity_gap, worst_group_loss
+from skdpminimax.sets import Simplex
+from skdpminimax.solvers import NoisySGDA
+
+def _expected_failed_checks(estimator):
+    # None today: the ``poor_score`` tag makes scikit-learn's score checks lenient
+    # enough for epsilon=1. A check that starts failing must be listed here with a reason.
+    return {}
+
+
+_ESTIMATORS = [
+    DPRobustClassifier(epsilon=1.0, data_norm=5.0, random_state=0),
+    DPGroupFairRegressor(epsilon=1.0, data_norm=5.0, bounds=(-5, 5), random_state=0),
+]
+
+
+def _materialised(decorator):
+    # pytest 9 deprecates generators as parametrize values: make the list explicit.
+    mark = decorator.mark
+    return pytest.mark.parametrize(mark.args[0], list(mark.args[1]), **mark.kwargs)
+
+
+@_materialised(parametrize_with_checks(_ESTIMATORS,
+                                       expected_failed_checks=_expected_failed_checks))
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        check(estimator)
+
+
+# ---- data helpers -------------------------------------------------------------------------
+def _classification(n=300, seed=0):
+    X, y = make_classification(n_samples=n, n_features=5, n_informative=3, random_state=seed)
+    groups = np.where(X[:, 0] > 0.5, "a", "b")
+    return X, y, groups
+
+
+def _regression(n=300, seed=0):
+    X, y = make_regression(n_samples=n, n_features=4, noise=5.0, random_state=seed)
+    groups = (X[:, 1] > 0).astype(int)
+    return X, y + 20 * groups, groups
+
+
+def _fresh_accountant():
+    return BudgetAccountant()
+
+
+# ---- errors come before any budget is spent -------------------------------------------------
+@pytest.mark.parametrize("make, kwargs, sf, match", [
+    ("robust", {}, np.array(["a"] * 300), "at least 2 groups"),
+    ("robust", {}, np.array(["a", "b"] * 100), "rows, expected"),
+    ("robust", {"group_ratios": {"a": 0.5, "c": 0.5}}, None, "not in group_ratios"),
+    ("robust", {"group_ratios": {"a": 0.3, "b": 0.3, "c": 0.4}}, None, "no training samples"),
+    ("robust", {"group_ratios": [0.5, 0.3, 0.2]}, None, "3 entries"),
+    ("fair", {"bounds": (-100, 100)}, np.zeros(300), "at least 2 groups"),
+    ("fair", {"bounds": (-100, 100)}, np.arange(299), "rows, expected"),
+    ("fair", {"bounds": (5, -5)}, None, "lower <= upper"),
+])
+def test_bad_input_raises_before_spending(make, kwargs, sf, match):
+    acc = _fresh_accountant()
+    if make == "robust":
+        X, y, groups = _classification()
+        est = DPRobustClassifier(data_norm=5.0, accountant=acc, random_state=0, **kwargs)
+    else:
+        X, y, groups = _regression()
+        est = DPGroupFairRegressor(data_norm=5.0, accountant=acc, random_state=0, **kwargs)
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, y, sensitive_features=groups if sf is None else sf)
+    assert tuple(acc.total()) == (0.0, 0.0)
+
+
+def test_single_class_and_unknown_label_type_raise():
+    X, _, _ = _classification()
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        DPRobustClassifier(data_norm=5.0).fit(X, np.zeros(300, int))
+    with pytest.raises(ValueError, match="Unknown label type"):
+        DPRobustClassifier(data_norm=5.0).fit(X, np.linspace(0, 1, 300))
+
+
+def test_bounds_none_warns_and_fit_spends_once():
+    X, y, groups = _regression()
+    acc = _fresh_accountant()
+    with pytest.warns(PrivacyLeakWarning, match="bounds|Bounds"):
+        est = DPGroupFairRegressor(epsilon=0.7, data_norm=5.0, accountant=acc,
+                                   random_state=0).fit(X, y, sensitive_features=groups)
+    assert est.bounds_ == (y.min(), y.max())
+    assert tuple(acc.total()) == pytest.approx((0.7, 1e-5))
+
+
+# ---- fitted attributes ---------------------------------------------------------------------
+def test_default_groups_are_classes_and_multiclass_shapes():
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    clf = DPRobustClassifier(epsilon=2.0, data_norm=4.0, group_ratios=[1 / 3] * 3,
+                             random_state=0).fit(X, y)
+    assert list(clf.groups_) == [0, 1, 2]
+    assert clf.coef_.shape == (3, 4) and clf.intercept_.shape == (3,)
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[proba.argmax(axis=1)])
+    assert np.isclose(clf.group_weights_.sum(), 1.0) and np.all(clf.group_weights_ >= 0)
+    assert clf.n_iter_ == clf.calibration_.n_steps
+
+
+def test_intersectional_groups_from_2d_sensitive_features():
+    X, y, groups = _classification()
+    sf = np.column_stack([groups, y])
+    clf = DPRobustClassifier(epsilon=1.0, data_norm=5.0, random_state=0).fit(
+        X, y, sensitive_features=sf)
+    assert len(clf.groups_) == 4 and isinstance(clf.groups_[0], tuple)
+
+
+def test_same_seed_same_model_and_public_ratios_are_used_as_given():
+    X, y, groups = _classification()
+    kw = dict(epsilon=1.0, data_norm=5.0, group_ratios={"a": 0.25, "b": 0.75}, random_state=3)
+    a = DPRobustClassifier(**kw).fit(X, y, sensitive_features=groups)
+    b = DPRobustClassifier(**kw).fit(X, y, sensitive_features=groups)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_allclose(a.group_ratios_, [0.25, 0.75])
+
+
+# ---- the private group counts ---------------------------------------------------------------
+class _Relation:
+    def __init__(self, relation):
+        self.neighboring_relation = relation
+
+
+@pytest.mark.parametrize("relation, factor", [("add/remove-one", 1.0), ("replace-one", 2.0)])
+def test_group_counts_use_the_solver_relation_sensitivity(relation, factor, monkeypatch):
+    """Each count gets epsilon_c under add/remove (one count moves) and epsilon_c/2 under
+    replace-one (two counts move): check the epsilon handed to the geometric mechanism."""
+    import skdpminimax.estimators._groups as groups_module
+
+    seen = []
+
+    def spy(count, upper, epsilon, rng):
+        seen.append(epsilon)
+        return count
+
+    monkeypatch.setattr(groups_module, "private_count", spy)
+    X, y, groups = _classification()
+    sampler = "poisson" if relation == "add/remove-one" else "without_replacement"
+    clf = DPRobustClassifier(epsilon=2.0, data_norm=5.0, group_ratios_budget=0.1,
+                             solver=NoisySGDA(sampler=sampler), random_state=0)
+    clf.fit(X, y, sensitive_features=groups)
+    assert clf.calibration_.neighboring_relation == relation
+    assert seen == pytest.approx([0.2 / factor] * 2)
+    np.testing.assert_allclose(clf.group_ratios_, np.bincount(groups == "b") / 300)
+
+
+# ---- metadata routing ------------------------------------------------------------------------
+def test_sensitive_features_are_routed_in_pipeline_grid_search_and_cross_validate():
+    X, y, groups = _classification()
+    acc = _fresh_accountant()
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipe = make_pipeline(StandardScaler(), DPRobustClassifier(
+            epsilon=1.0, data_norm=5.0, accountant=acc, random_state=0))
+        pipe.fit(X, y, sensitive_features=groups)
+        assert list(pipe[-1].groups_) == ["a", "b"]
+        grid = GridSearchCV(pipe, {"dprobustclassifier__dual_reg": [0.1, 1.0]}, cv=2)
+        grid.fit(X, y, sensitive_features=groups)
+        assert list(grid.best_estimator_[-1].groups_) == ["a", "b"]
+        Xr, yr, gr = _regression()
+        res = cross_validate(DPGroupFairRegressor(epsilon=1.0, data_norm=5.0, bounds=(-300, 300),
+                                                  accountant=acc, random_state=0),
+                             Xr, yr, cv=3, params={"sensitive_features": gr},
+                             return_estimator=True)
+        assert all(len(e.groups_) == 2 for e in res["estimator"])
+    # pipeline fit + 2x2 grid + refit + 3 folds, all on the one shared ledger
+    assert acc.total()[0] == pytest.approx(1.0 * (1 + 4 + 1 + 3))
+
+
+# ---- epsilon = inf: the non-private worst-group solution -------------------------------------
+def test_noise_free_robust_classifier_matches_max_of_group_risks():
+    """dual_reg -> 0 solves min_w max_k R_k(w); compare with an epigraph solve (SLSQP)."""
+    X, y, groups = _classification(n=200, seed=1)
+    X = StandardScaler().fit_transform(X)[:, :3]
+    data_norm = float(np.linalg.norm(X, axis=1).max())
+    codes = (groups == "b").astype(int)
+    pi = np.bincount(codes) / codes.size
+    alpha = 0.05
+    solver = NoisySGDA(batch_size=None, n_iter=3000, step_size=0.3, clip_w=None, clip_v=None,
+                       average="last")
+    clf = DPRobustClassifier(epsilon=np.inf, data_norm=data_norm, radius=50.0, alpha=alpha,
+                             dual_reg=1e-3, group_ratios=pi, solver=solver, random_state=0)
+    clf.fit(X, y, sensitive_features=groups)
+    obj = clf.objective_
+    from skdpminimax.objectives import SaddleData
+
+    data = SaddleData(X, np.where(y == 1, 1.0, -1.0), codes)
+
+    def risks(w):
+        return obj.group_risks(w, data) + 0.5 * alpha * w @ w
+
+    d = obj.model.n_params
+    res = minimize(lambda z: z[-1], np.zeros(d + 1), method="SLSQP",
+                   constraints=[{"type": "ineq", "fun": lambda z: z[-1] - risks(z[:-1])}],
+                   options={"ftol": 1e-12, "maxiter": 500})
+    w_learned = np.concatenate([clf.coef_[0], clf.intercept_])
+    assert risks(w_learned).max() == pytest.approx(res.x[-1], abs=2e-3)
+    # it beats plain logistic regression on the worst group (sanity, not a tolerance test)
+    lr = LogisticRegression(C=1 / alpha / len(y)).fit(X, y)
+    w_lr = np.concatenate([lr.coef_[0], lr.intercept_])
+    assert risks(w_learned).max() <= risks(w_lr).max() + 1e-9
+
+
+def test_demographic_parity_regressor_reduces_the_gap():
+    X, y, groups = _regression(n=400)
+    kw = dict(epsilon=np.inf, data_norm=float(np.linalg.norm(X, axis=1).max()),
+              bounds=(-300, 300), random_state=0, dual_reg=1e-3,
+              solver=NoisySGDA(batch_size=None, n_iter=1500, step_size=0.5, clip_w=None,
+                               clip_v=None, average="last"))
+    plain = DPGroupFairRegressor(constraint="minimax_loss", **kw).fit(X, y,
+                                                                      sensitive_features=groups)
+    fair = DPGroupFairRegressor(constraint="demographic_parity", tolerance=1.0,
+                                multiplier_bound=50.0, **kw).fit(X, y, sensitive_features=groups)
+    gap_plain = demographic_parity_gap(plain.predict(X), sensitive_features=groups)
+    gap_fair = demographic_parity_gap(fair.predict(X), sensitive_features=groups)
+    assert gap_fair < 0.5 * gap_plain
+    assert worst_group_loss(y, plain.predict(X), sensitive_features=groups) < \
+        worst_group_loss(y, fair.predict(X), sensitive_features=groups) * 1.5
+
+
+def test_regressor_without_sensitive_features_is_plain_private_least_squares():
+    X, y, _ = _regression()
+    for constraint in ("minimax_loss", "demographic_parity"):
+        with pytest.warns(UserWarning, match="one group"):
+            est = DPGroupFairRegressor(epsilon=1.0, data_norm=5.0, bounds=(-300, 300),
+                                       constraint=constraint, random_state=0).fit(X, y)
+        assert est.group_weights_.shape == (1,) and est.predict(X).shape == (300,)
+
+
+def test_binary_string_labels_without_intercept():
+    X, y, groups = _classification()
+    labels = np.array(["no", "yes"])[y]
+    clf = DPRobustClassifier(epsilon=1.0, data_norm=5.0, fit_intercept=False,
+                             random_state=0).fit(X, labels, sensitive_features=groups)
+    assert clf.coef_.shape == (1, 5) and np.all(clf.intercept_ == 0)
+    proba = clf.predict_proba(X)
+    assert proba.shape == (300, 2)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[(proba[:, 1] > 0.5).astype(int)])
+    assert set(clf.predict(X)) <= {"no", "yes"}
