@@ -75,11 +75,11 @@ class SquareLossAUC(SaddleObjective):
     # s = 1/2 + (1/2 - p) y, and the class centre is c = a (y=1) or b (y=-1), i.e.
     # c = (a+b)/2 + (a-b)/2 y. Arithmetic instead of masks keeps a step cheap.
     def prepare(self, data):
-        """Precompute ``s_i``, ``s_i y_i`` and ``||grad h||`` bounds' inputs per example."""
+        """Precompute the per-example constants ``s_i``, ``s_i y_i`` and ``||x_i||^2``."""
         if data.aux is not None:
             return data
         s = 0.5 + (0.5 - self.p) * data.y
-        aux = np.column_stack([s, s * data.y])
+        aux = np.column_stack([s, s * data.y, np.einsum("ij,ij->i", data.X, data.X)])
         return type(data)(data.X, data.y, data.groups, aux)
 
     def _grad_parts(self, w, v, data):
@@ -111,7 +111,9 @@ class SquareLossAUC(SaddleObjective):
         # Per-example primal norm^2 = g_h^2 ||grad h||^2 + g_centre^2: no need to form
         # the (m, dim w) matrix, which matters for wide scorers.
         theta, _, _, _, g_h, g_centre, g_alpha = self._grad_parts(w, v, data)
-        norms = np.hypot(g_h * self.scorer.grad_norms(theta, data.X), g_centre)  # no overflow
+        data = self.prepare(data)
+        grad_h_norms = self.scorer.grad_norms(theta, data.X, data.aux[:, 2])
+        norms = np.hypot(g_h * grad_h_norms, g_centre)  # hypot: no overflow
         scale = np.minimum(1.0, clip_w / np.maximum(norms, 1e-300))
         sw = np.empty(self.n_theta + 2)
         sw[: self.n_theta] = self.scorer.weighted_grad_sum(theta, data.X, g_h * scale)

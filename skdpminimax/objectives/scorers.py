@@ -33,9 +33,9 @@ class LinearScorer:
         """``sum_i weights_i * grad_theta h(theta; x_i)`` without forming the Jacobian."""
         return weights @ X
 
-    def grad_norms(self, theta, X):
-        """Per-example ``||grad_theta h(theta; x_i)||``."""
-        return np.sqrt(np.einsum("ij,ij->i", X, X))
+    def grad_norms(self, theta, X, sq_x=None):
+        """Per-example ``||grad_theta h(theta; x_i)||`` (``sq_x``: precomputed ``||x_i||^2``)."""
+        return np.sqrt(np.einsum("ij,ij->i", X, X) if sq_x is None else sq_x)
 
     def score_bound(self, data_norm, radius):
         return data_norm * radius
@@ -125,10 +125,14 @@ class MLPScorer:
         G = D * weights[:, None]
         return np.concatenate([(G.T @ X).ravel(), G.sum(axis=0), weights @ A])
 
-    def grad_norms(self, theta, X):
-        """Per-example ``||grad_theta h(theta; x_i)||`` from the rank-one structure."""
+    def grad_norms(self, theta, X, sq_x=None):
+        """Per-example ``||grad_theta h(theta; x_i)||`` from the rank-one structure.
+
+        ``sq_x`` are the precomputed ``||x_i||^2`` (computed here when not given).
+        """
         A, D = self._forward(theta, X)
-        sq_x = np.einsum("ij,ij->i", X, X)
+        if sq_x is None:
+            sq_x = np.einsum("ij,ij->i", X, X)
         sq = np.einsum("ij,ij->i", D, D) * (sq_x + 1.0) + np.einsum("ij,ij->i", A, A)
         return np.sqrt(sq)
 

@@ -182,6 +182,7 @@ class NoisySGDA(PrivateSolver):
         first_averaged = {"uniform": 0, "tail": n_steps // 2, "last": n_steps}[self.average]
         sum_w, sum_v = np.zeros_like(w), np.zeros_like(v)
 
+        etas_w, etas_v = etas_w.tolist(), etas_v.tolist()  # Python floats: cheaper per step
         for t, idx in enumerate(sampler.batches(rng, n_steps)):
             if t >= first_averaged:
                 sum_w += w
