@@ -34,7 +34,8 @@ from sklearn.utils._param_validation import HasMethods, Interval
 
 from skdpminimax._compat import validate_data
 from skdpminimax.objectives.base import SaddleData
-from skdpminimax.privacy.budget import PrivacyBudget, resolve_accountant
+from skdpminimax.privacy.budget import PrivacyBudget
+from skdpminimax.privacy.ledger import LedgerGuardMixin
 from skdpminimax.privacy.mechanisms import clip_rows, row_norms
 from skdpminimax.solvers import resolve_solver
 
@@ -54,11 +55,13 @@ def resolve_rng(random_state):
     return np.random.default_rng(random_state)
 
 
-class DPMinimaxEstimator(BaseEstimator):
+class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
     """Base class: parameters shared by every estimator and the fit pipeline.
 
     Shared parameters: ``epsilon``, ``delta``, ``data_norm``, ``solver``,
-    ``accountant``, ``random_state`` (meanings as in diffprivlib).
+    ``accountant``, ``random_state`` (meanings as in diffprivlib). Clones share
+    the accountant; a fit refuses to spend on a pickled copy of it (see
+    :mod:`skdpminimax.privacy.ledger` and :mod:`skdpminimax.search`).
     """
 
     _parameter_constraints = {
@@ -71,13 +74,6 @@ class DPMinimaxEstimator(BaseEstimator):
     }
 
     # ---- scikit-learn plumbing ----------------------------------------------
-    def __sklearn_clone__(self):
-        # clone() deep-copies parameters, which would split a user's ledger into
-        # copies; the accountant is shared on purpose, so every clone spends on it.
-        new = super().__sklearn_clone__()
-        new.accountant = self.accountant
-        return new
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False
@@ -100,7 +96,7 @@ class DPMinimaxEstimator(BaseEstimator):
                              ensure_min_samples=2)
         targets, task_data = self._validate_targets(X, y, **task_data)
         budget = PrivacyBudget(self.epsilon, self.delta)
-        accountant = resolve_accountant(self.accountant)
+        accountant = self._fit_ledger()  # refuses a pickled copy of the caller's ledger
         accountant.check(budget.epsilon, budget.delta)
         solver = self._resolve_solver()
         data_norm = self._resolve_data_norm(X)

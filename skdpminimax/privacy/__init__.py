@@ -8,6 +8,7 @@ from skdpminimax.privacy.calibration import (
     certified_epsilon,
     split_noise_multiplier,
 )
+from skdpminimax.privacy.ledger import LostLedgerError, PrepaidLedger
 from skdpminimax.privacy.mechanisms import clip_rows, clipped_sum, private_count
 from skdpminimax.privacy.samplers import (
     DisjointBatches,
@@ -26,6 +27,8 @@ __all__ = [
     "calibrate_noise_multiplier",
     "certified_epsilon",
     "split_noise_multiplier",
+    "LostLedgerError",
+    "PrepaidLedger",
     "clip_rows",
     "clipped_sum",
     "private_count",

@@ -1,0 +1,149 @@
+"""Keeping the budget ledger honest when fits leave the calling process.
+
+A diffprivlib :class:`~diffprivlib.BudgetAccountant` is a plain Python object. When
+scikit-learn runs fits through joblib in other processes (``n_jobs > 1``, loky) or
+on a cluster (joblib's Dask backend), the estimator, and the accountant it holds,
+are *pickled*: the worker spends on its own copy and the spend is lost with it.
+
+Two pieces make that impossible:
+
+* :class:`LedgerGuardMixin` stamps every pickled estimator with the id of the
+  process it left. A fit refuses to spend (:class:`LostLedgerError`) when its
+  ledger is such a copy: a user's ``BudgetAccountant`` that came through a pickle
+  (in any process: the copy is not the caller's ledger), or ``accountant=None``
+  (diffprivlib's default ledger) in a process other than the one the estimator
+  was stamped in.
+* :class:`PrepaidLedger` is the one ledger that may travel: the caller's accountant
+  was charged for every fit in advance (see :mod:`skdpminimax.search`), and the
+  prepaid ledger only checks that each fit spends no more than one of the prepaid
+  per-fit budgets. Nothing is counted twice, nothing is lost.
+"""
+
+import os
+
+from diffprivlib.accountant import BudgetAccountant
+from diffprivlib.utils import BudgetError
+
+from skdpminimax.privacy.budget import resolve_accountant
+
+__all__ = ["LedgerGuardMixin", "LostLedgerError", "PrepaidLedger", "fit_ledger"]
+
+# Key of the process stamp in a pickled estimator's state. It must not end with "_"
+# (a failed fit deletes trailing-underscore attributes).
+_ORIGIN = "_skdpminimax_ledger_origin"
+
+
+class LostLedgerError(RuntimeError):
+    """A fit would spend on a copy of the caller's ledger: the spend would be lost."""
+
+
+class PrepaidLedger(BudgetAccountant):
+    """A ledger whose fits were paid for, in advance, on the caller's accountant.
+
+    Made by :func:`skdpminimax.search.charge_search` after it has spent one entry
+    per fit of a search on the caller's accountant. Estimators of that search spend
+    on this ledger instead, in whichever process they run: a spend is accepted if it
+    is covered by one of the prepaid per-fit budgets and is recorded locally (in the
+    worker's copy) without being charged again.
+
+    Parameters
+    ----------
+    prepaid : iterable of (float, float)
+        The ``(epsilon, delta)`` budgets of single fits that were charged.
+
+    Notes
+    -----
+    **Privacy.** The prepaid ledger adds no accounting of its own: the guarantee is
+    the composition, by the caller's ``BudgetAccountant``, of the entries
+    :func:`~skdpminimax.search.charge_search` spent (one per fit). A fit whose
+    ``(epsilon, delta)`` exceeds every prepaid budget is refused with
+    :class:`~diffprivlib.utils.BudgetError` before it touches the data.
+    """
+
+    def __init__(self, prepaid=()):
+        super().__init__()  # no ceiling of its own: the caller's ledger enforced it
+        self.prepaid = tuple(sorted({(float(e), float(d)) for e, d in prepaid}))
+
+    def check(self, epsilon, delta):
+        """Accept ``(epsilon, delta)`` if a prepaid per-fit budget covers it."""
+        super().check(epsilon, delta)
+        if any(epsilon <= e and delta <= d for e, d in self.prepaid):
+            return True
+        raise BudgetError(
+            f"A fit asks for ({epsilon}, {delta}) but this search prepaid only {list(self.prepaid)} "
+            "per fit; charge the search again with the budgets it uses."
+        )
+
+    def __repr__(self):
+        return f"PrepaidLedger(prepaid={list(self.prepaid)}, n_spent={len(self.spent_budget)})"
+
+
+def fit_ledger(accountant, origin_pid=None):
+    """The ledger a fit may spend on, or :class:`LostLedgerError`.
+
+    Parameters
+    ----------
+    accountant : BudgetAccountant or None
+        The estimator's ``accountant`` parameter.
+    origin_pid : int or None
+        The process stamp left by pickling (``None`` if the estimator was never
+        pickled, or its accountant was set again since).
+
+    Returns
+    -------
+    BudgetAccountant
+        The accountant to check and spend on.
+    """
+    if origin_pid is None or isinstance(accountant, PrepaidLedger):
+        return resolve_accountant(accountant)
+    advice = ("To tune with n_jobs > 1 or on a cluster, wrap the search in "
+              "skdpminimax.search.PrivateSearchCV (or charge it with charge_search): it charges "
+              "your accountant in this process for every fit before the search starts. To fit "
+              "this copy anyway, attach the ledger again with set_params(accountant=...).")
+    if accountant is not None:
+        raise LostLedgerError(
+            "This estimator's accountant is a copy of your BudgetAccountant made by pickling "
+            "(a joblib worker, a Dask worker or deepcopy): spending on it would not reach your "
+            "ledger and the budget would be lost. " + advice)
+    if origin_pid != os.getpid():
+        raise LostLedgerError(
+            f"This estimator was pickled in process {origin_pid} and is being fitted in process "
+            f"{os.getpid()} with accountant=None: the spend would go to this process's default "
+            "accountant, not the caller's, and the budget would be lost. " + advice)
+    return resolve_accountant(None)
+
+
+class LedgerGuardMixin:
+    """Share the ``accountant`` across clones; refuse to spend on a pickled copy.
+
+    For estimators with an ``accountant`` parameter. ``clone`` keeps the very same
+    accountant object (one ledger for every candidate, fold and refit in this
+    process); pickling stamps the state with the process id so that
+    :meth:`_fit_ledger` can tell a copy from the caller's ledger.
+    ``set_params(accountant=...)`` removes the stamp: the ledger set is the caller's.
+    """
+
+    def __sklearn_clone__(self):
+        # clone() deep-copies parameters, which would split a user's ledger into
+        # copies; the accountant is shared on purpose, so every clone spends on it.
+        new = super().__sklearn_clone__()
+        new.accountant = self.accountant
+        if _ORIGIN in self.__dict__:
+            new.__dict__[_ORIGIN] = self.__dict__[_ORIGIN]
+        return new
+
+    def __getstate__(self):
+        # A copy: object.__getstate__ may return the live __dict__, and the stamp
+        # belongs on the pickled copy only, never on the original.
+        state = dict(super().__getstate__())
+        state.setdefault(_ORIGIN, os.getpid())  # the first process it left
+        return state
+
+    def set_params(self, **params):
+        """Set parameters; setting ``accountant`` re-attaches the caller's ledger."""
+        if "accountant" in params:
+            self.__dict__.pop(_ORIGIN, None)
+        return super().set_params(**params)
+
+    def _fit_ledger(self):
+        return fit_ledger(self.accountant, self.__dict__.get(_ORIGIN))

@@ -1,0 +1,356 @@
+"""Private hyperparameter search that scales out without losing the budget.
+
+Tuning on private data is not free: every fit of every candidate on every split
+(and the refit) is a private release, and the caller's
+:class:`~diffprivlib.BudgetAccountant` must pay for each. In one process a shared
+accountant sees every fit (clones share it). With ``n_jobs > 1`` or a cluster, fits
+run on pickled copies and their spend would be lost; skdpminimax estimators refuse
+to fit there (:class:`~skdpminimax.privacy.ledger.LostLedgerError`).
+
+This module makes such searches correct:
+
+* :func:`search_budgets` lists, without spending, one ``(epsilon, delta)`` entry per
+  private fit the search will run;
+* :func:`charge_search` spends those entries on the caller's accountant, in the
+  calling process, *before* the search starts (all or nothing), and returns a copy
+  of the search whose estimators spend on a
+  :class:`~skdpminimax.privacy.ledger.PrepaidLedger` instead: nothing is counted
+  twice, whichever process runs the fits;
+* :class:`PrivateSearchCV` wraps a ``GridSearchCV`` or ``RandomizedSearchCV`` and
+  does both at every ``fit``.
+
+The entries are spent one per fit, so the ``BudgetAccountant`` composes them (with
+its ``slack`` if set). The refit is charged one entry that covers every candidate:
+the largest total epsilon and the largest total delta of one candidate's private
+steps.
+"""
+
+from numbers import Integral
+
+import numpy as np
+from diffprivlib.accountant import BudgetAccountant
+from diffprivlib.utils import Budget, BudgetError
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.model_selection import (
+    GridSearchCV,
+    ParameterGrid,
+    ParameterSampler,
+    RandomizedSearchCV,
+    check_cv,
+)
+from sklearn.utils.metaestimators import available_if
+
+from skdpminimax.base import DPMinimaxEstimator
+from skdpminimax.privacy.budget import PrivacyBudget
+from skdpminimax.privacy.ledger import LedgerGuardMixin, PrepaidLedger, fit_ledger
+
+__all__ = ["PrivateSearchCV", "charge_search", "search_budgets"]
+
+
+def _private_steps(estimator):
+    """``[(parameter path, estimator)]`` of every private estimator inside ``estimator``."""
+    steps = [("", estimator)] if isinstance(estimator, DPMinimaxEstimator) else []
+    if hasattr(estimator, "get_params"):
+        for name, value in estimator.get_params(deep=True).items():
+            if isinstance(value, DPMinimaxEstimator):
+                steps.append((name, value))
+    return steps
+
+
+def _check_search(search):
+    if not isinstance(search, (GridSearchCV, RandomizedSearchCV)):
+        raise TypeError(
+            "Only GridSearchCV and RandomizedSearchCV can be charged in advance (their fits are "
+            f"known before they start); got {type(search).__name__}."
+        )
+    if isinstance(search, RandomizedSearchCV) and not isinstance(search.random_state, Integral):
+        raise ValueError(
+            "RandomizedSearchCV must have an int random_state to be charged in advance: the "
+            "candidates charged must be the candidates searched."
+        )
+
+
+def _candidates(search):
+    if isinstance(search, GridSearchCV):
+        return list(ParameterGrid(search.param_grid))
+    return list(ParameterSampler(search.param_distributions, search.n_iter,
+                                 random_state=search.random_state))
+
+
+def _grids(search):
+    grid = search.param_grid if isinstance(search, GridSearchCV) else search.param_distributions
+    return [grid] if isinstance(grid, dict) else list(grid)
+
+
+def _n_splits(search, X, y, groups):
+    cv = check_cv(search.cv, y, classifier=is_classifier(search.estimator))
+    return cv.get_n_splits(X, y, groups)
+
+
+def _fit_budgets(estimator):
+    """One budget per private step of ``estimator``: what one fit of it spends."""
+    return [PrivacyBudget(step.epsilon, step.delta) for _, step in _private_steps(estimator)]
+
+
+def search_budgets(search, X, y=None, *, groups=None):
+    """The privacy cost of a search: one entry per private fit it will run.
+
+    Nothing is spent and no data value is read (``X``, ``y`` and ``groups`` only
+    size the cross-validation splits).
+
+    Parameters
+    ----------
+    search : GridSearchCV or RandomizedSearchCV
+        An unfitted search over an estimator that contains skdpminimax estimators.
+        A ``RandomizedSearchCV`` needs an int ``random_state``.
+    X : array-like of shape (n_samples, n_features)
+        Training data the search will be fitted on.
+    y : array-like of shape (n_samples,), default=None
+        Targets the search will be fitted on.
+    groups : array-like of shape (n_samples,), default=None
+        Group labels for group-aware splitters.
+
+    Returns
+    -------
+    budgets : list of PrivacyBudget
+        ``n_candidates x n_splits`` entries (times the number of private steps of
+        each candidate), then one entry for the refit if ``search.refit``.
+    """
+    _check_search(search)
+    n_splits = _n_splits(search, X, y, groups)
+    per_candidate = []
+    for params in _candidates(search):
+        per_candidate.append(_fit_budgets(clone(search.estimator).set_params(**params)))
+    budgets = [b for fits in per_candidate for _ in range(n_splits) for b in fits]
+    if search.refit and any(per_candidate):
+        # The refit's candidate is unknown in advance: charge what covers every one.
+        epsilon = max(sum(b.epsilon for b in fits) for fits in per_candidate)
+        delta = max(sum(b.delta for b in fits) for fits in per_candidate)
+        budgets.append(PrivacyBudget(epsilon, min(delta, 1 - 1e-12)))
+    return budgets
+
+
+def _caller_ledger(search, accountant):
+    """The accountant to charge: the one given, or the one the private steps share."""
+    if accountant is not None:
+        return fit_ledger(accountant)
+    steps = [step for _, step in _private_steps(search.estimator)]
+    for grid in _grids(search):
+        for values in grid.values():
+            for value in values if isinstance(values, (list, tuple, np.ndarray)) else ():
+                steps.extend(step for _, step in _private_steps(value))
+    ledgers = {id(step.accountant): step for step in steps}
+    if len(ledgers) > 1:
+        raise ValueError("The private estimators of this search spend on different accountants; "
+                         "pass accountant= to say which one pays for the search.")
+    if not ledgers:
+        return fit_ledger(None)
+    step = next(iter(ledgers.values()))
+    return step._fit_ledger()  # refuses a ledger that is itself a pickled copy
+
+
+def _prepay(value, ledger):
+    """A clone of ``value`` whose private steps spend on ``ledger`` (others as is)."""
+    steps = _private_steps(value)
+    if not steps:
+        return value
+    value = clone(value)
+    # Deepest paths first, so that setting an outer step keeps the inner settings.
+    for path, _ in sorted(steps, key=lambda s: -s[0].count("__")):
+        value.set_params(**{(path + "__" if path else "") + "accountant": ledger})
+    return value
+
+
+def _prepaid_grid(grid, ledger):
+    return {key: ([_prepay(v, ledger) for v in values]
+                  if isinstance(values, (list, tuple)) else values)
+            for key, values in grid.items()}
+
+
+def charge_search(search, X, y=None, *, groups=None, accountant=None):
+    """Charge a search's whole privacy cost now; return it ready to run anywhere.
+
+    Spends, on the caller's accountant and in the calling process, one entry per
+    private fit of the search (see :func:`search_budgets`); if the entries do not
+    all fit in the remaining budget, nothing is spent and
+    :class:`~diffprivlib.utils.BudgetError` is raised. Returns an unfitted clone of
+    ``search`` whose private estimators spend on a
+    :class:`~skdpminimax.privacy.ledger.PrepaidLedger`, so the fits, in this process,
+    in joblib workers (``n_jobs``) or on a Dask cluster, are not charged again.
+
+    Parameters
+    ----------
+    search : GridSearchCV or RandomizedSearchCV
+        The search to charge (not modified).
+    X : array-like of shape (n_samples, n_features)
+        Training data the search will be fitted on (only its size is used).
+    y : array-like of shape (n_samples,), default=None
+        Targets (only to build the splits).
+    groups : array-like of shape (n_samples,), default=None
+        Group labels for group-aware splitters.
+    accountant : BudgetAccountant, default=None
+        The ledger to charge. ``None``: the accountant the search's private
+        estimators share (diffprivlib's default one if they have none).
+
+    Returns
+    -------
+    prepaid_search : GridSearchCV or RandomizedSearchCV
+        Fit it **once**, on the same data: a second fit is not charged again.
+        Prefer :class:`PrivateSearchCV`, which charges at every ``fit``.
+
+    Notes
+    -----
+    **Privacy.** Each fit of a skdpminimax estimator is ``(epsilon, delta)``-DP
+    for its own neighbouring relation, and every fit of the search (each candidate
+    on each split, and the refit) is charged as one entry, so the caller's
+    accountant composes them (sequential composition, or its advanced composition
+    with ``slack``). The charge covers the *fits*. The validation scores
+    (``cv_results_``, ``best_score_``) and hence the choice of ``best_params_`` are
+    computed without noise on held-out private rows: they carry no DP guarantee of
+    their own. Publish only the refitted model, or select privately (see the user
+    guide, "Tuning hyperparameters").
+    """
+    budgets = search_budgets(search, X, y, groups=groups)
+    ledger = _caller_ledger(search, accountant)
+    entries = [(b.epsilon, b.delta) for b in budgets]
+    total = ledger.total(spent_budget=ledger.spent_budget + entries)
+    if not Budget(ledger.epsilon, ledger.delta) >= total:
+        raise BudgetError(
+            f"The search needs {len(entries)} private fits totalling {tuple(total)}; the "
+            f"accountant has {ledger.remaining()} left. Nothing was spent."
+        )
+    for epsilon, delta in entries:
+        ledger.spend(epsilon, delta)
+    prepaid = PrepaidLedger(entries)
+    grid_name = "param_grid" if isinstance(search, GridSearchCV) else "param_distributions"
+    grids = [_prepaid_grid(g, prepaid) for g in _grids(search)]
+    original = getattr(search, grid_name)
+    return clone(search).set_params(**{
+        "estimator": _prepay(search.estimator, prepaid),
+        grid_name: grids[0] if isinstance(original, dict) else grids,
+    })
+
+
+def _search_has(attr):
+    return lambda self: hasattr(self.search_ if hasattr(self, "search_") else self.search, attr)
+
+
+class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
+    """A hyperparameter search whose whole privacy cost is charged before it starts.
+
+    Wraps a ``GridSearchCV`` or ``RandomizedSearchCV`` over skdpminimax estimators.
+    Each :meth:`fit` charges the accountant, in the calling process, one entry per
+    private fit of the search (:func:`charge_search`), then runs the search with the
+    estimators spending on a prepaid ledger. The search may use ``n_jobs > 1`` or
+    joblib's Dask backend: the budget is neither lost in the workers nor counted
+    twice.
+
+    Parameters
+    ----------
+    search : GridSearchCV or RandomizedSearchCV
+        The search to run (cloned at fit).
+    accountant : BudgetAccountant, default=None
+        The ledger to charge. ``None``: the accountant the search's private
+        estimators share (diffprivlib's default one if they have none).
+
+    Attributes
+    ----------
+    search_ : GridSearchCV or RandomizedSearchCV
+        The fitted search (its estimators hold the prepaid ledger).
+    best_estimator_ : estimator
+        The refitted best estimator (if ``search.refit``).
+    best_params_ : dict
+        Parameters of the best candidate.
+    best_score_ : float
+        Its mean cross-validated score.
+    cv_results_ : dict
+        The search's results.
+    privacy_spent_ : list of PrivacyBudget
+        The entries charged to the accountant by the last fit, one per private fit.
+
+    See Also
+    --------
+    search_budgets : The cost of a search, without spending.
+
+    Notes
+    -----
+    **Privacy.** See :func:`charge_search`. Tuning on the private data costs the
+    budget of every fit; tuning on public or synthetic data instead costs nothing
+    (see the user guide, "Tuning hyperparameters").
+
+    Examples
+    --------
+    >>> from diffprivlib import BudgetAccountant
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from skdpminimax import DPAUCMaximizer
+    >>> from skdpminimax.search import PrivateSearchCV
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> X = X / X.max(axis=0)
+    >>> ledger = BudgetAccountant()
+    >>> grid = GridSearchCV(DPAUCMaximizer(epsilon=1.0, delta=1e-6, data_norm=6.0,
+    ...                                    random_state=0),
+    ...                     {"alpha": [1e-3, 1e-1]}, cv=2, scoring="roc_auc", n_jobs=2)
+    >>> search = PrivateSearchCV(grid, accountant=ledger).fit(X, y)
+    >>> len(ledger.spent_budget)  # 2 candidates x 2 folds + 1 refit
+    5
+    """
+
+    _parameter_constraints = {
+        "search": [GridSearchCV, RandomizedSearchCV],
+        "accountant": [BudgetAccountant, None],
+    }
+
+    def __init__(self, search, *, accountant=None):
+        self.search = search
+        self.accountant = accountant
+
+    def fit(self, X, y=None, **params):
+        """Charge the search's whole cost, then run it.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,), default=None
+            Targets.
+        **params : dict
+            Passed to the search's ``fit`` (for example ``groups``).
+
+        Returns
+        -------
+        self : PrivateSearchCV
+            The fitted wrapper.
+        """
+        self._validate_params()
+        ledger = self._fit_ledger()  # refuses a pickled copy (or a foreign default ledger)
+        if self.accountant is None:
+            ledger = _caller_ledger(self.search, None)
+        before = len(ledger.spent_budget)
+        prepaid = charge_search(self.search, X, y, groups=params.get("groups"), accountant=ledger)
+        self.privacy_spent_ = [PrivacyBudget(e, d) for e, d in ledger.spent_budget[before:]]
+        self.search_ = prepaid.fit(X, y, **params)
+        for name in ("best_estimator_", "best_params_", "best_score_", "best_index_",
+                     "cv_results_", "classes_", "n_features_in_", "feature_names_in_"):
+            if hasattr(self.search_, name):
+                setattr(self, name, getattr(self.search_, name))
+        return self
+
+    @available_if(_search_has("predict"))
+    def predict(self, X):
+        """Predict with the best estimator."""
+        return self.search_.predict(X)
+
+    @available_if(_search_has("decision_function"))
+    def decision_function(self, X):
+        """Decision function of the best estimator."""
+        return self.search_.decision_function(X)
+
+    @available_if(_search_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities from the best estimator."""
+        return self.search_.predict_proba(X)
+
+    def score(self, X, y=None):
+        """Score of the best estimator with the search's scorer."""
+        return self.search_.score(X, y)

@@ -1,0 +1,199 @@
+"""Hyperparameter search: the budget is charged once per fit, wherever the fits run."""
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+from diffprivlib.accountant import BudgetAccountant
+from diffprivlib.utils import BudgetError
+from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from skdpminimax import DPAUCMaximizer
+from skdpminimax.privacy.ledger import LostLedgerError, PrepaidLedger
+from skdpminimax.search import PrivateSearchCV, charge_search, search_budgets
+from skdpminimax.solvers import NoisySGDA
+
+GRID = {"alpha": [1e-3, 1.0]}
+CV = 2
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] + 0.5 * rng.normal(size=60) > 0).astype(int)
+    return X, y
+
+
+def model(**params):
+    defaults = dict(epsilon=1.0, delta=1e-5, data_norm=3.0, pos_ratio=0.5,
+                    solver=NoisySGDA(batch_size=16, n_iter=10), random_state=0)
+    return DPAUCMaximizer(**{**defaults, **params})
+
+
+def grid_search(estimator=None, grid=GRID, n_jobs=1, **params):
+    return GridSearchCV(estimator if estimator is not None else model(), grid, cv=CV,
+                        scoring="roc_auc", n_jobs=n_jobs, **params)
+
+
+def expected_entries(grid=GRID, epsilon=1.0, delta=1e-5, refit=True):
+    n_candidates = int(np.prod([len(v) for v in grid.values()]))
+    return [(epsilon, delta)] * (n_candidates * CV + int(refit))
+
+
+def test_search_budgets_counts_candidates_splits_and_refit(data):
+    X, y = data
+    budgets = search_budgets(grid_search(), X, y)
+    assert [(b.epsilon, b.delta) for b in budgets] == expected_entries()
+    no_refit = search_budgets(grid_search(refit=False), X, y)
+    assert len(no_refit) == len(budgets) - 1
+
+
+def test_search_budgets_follow_candidate_epsilons(data):
+    X, y = data
+    grid = {"epsilon": [0.5, 2.0], "delta": [1e-6, 1e-5]}
+    budgets = [(b.epsilon, b.delta) for b in search_budgets(grid_search(grid=grid), X, y)]
+    per_fit = [(e, d) for e in grid["epsilon"] for d in grid["delta"] for _ in range(CV)]
+    assert sorted(budgets[:-1]) == sorted(per_fit)
+    assert budgets[-1] == (2.0, 1e-5)  # the refit covers every candidate
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_private_search_charges_once_per_fit(data, n_jobs):
+    X, y = data
+    ledger = BudgetAccountant()
+    search = PrivateSearchCV(grid_search(n_jobs=n_jobs), accountant=ledger).fit(X, y)
+    assert ledger.spent_budget == expected_entries()
+    assert [(b.epsilon, b.delta) for b in search.privacy_spent_] == expected_entries()
+    # the fits spent on the prepaid ledger, never again on the caller's
+    assert isinstance(search.best_estimator_.accountant, PrepaidLedger)
+    reference = grid_search().fit(X, y)
+    assert search.best_params_ == reference.best_params_
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"],
+                               reference.cv_results_["mean_test_score"])
+    np.testing.assert_allclose(search.decision_function(X), reference.decision_function(X))
+
+
+def test_private_search_uses_the_estimators_shared_accountant(data):
+    X, y = data
+    ledger = BudgetAccountant()
+    pipe = make_pipeline(FunctionTransformer(), model(accountant=ledger))
+    grid = {"dpaucmaximizer__alpha": GRID["alpha"]}
+    PrivateSearchCV(grid_search(pipe, grid=grid)).fit(X, y)
+    assert ledger.spent_budget == expected_entries()
+
+
+def test_estimators_in_the_grid_are_prepaid_too(data):
+    X, y = data
+    ledger = BudgetAccountant()
+    grid = {"est": [model(accountant=ledger), model(epsilon=0.5, accountant=ledger)]}
+    pipe = make_pipeline(FunctionTransformer())
+    pipe.steps.append(("est", model(accountant=ledger)))
+    PrivateSearchCV(grid_search(pipe, grid=grid, n_jobs=2)).fit(X, y)
+    assert sorted(ledger.spent_budget) == sorted([(0.5, 1e-5)] * CV + [(1.0, 1e-5)] * (CV + 1))
+
+
+def test_charge_is_all_or_nothing(data):
+    X, y = data
+    ledger = BudgetAccountant(epsilon=3.0, delta=1e-3)  # 5 fits of epsilon 1 do not fit
+    with pytest.raises(BudgetError, match="Nothing was spent"):
+        charge_search(grid_search(), X, y, accountant=ledger)
+    assert ledger.spent_budget == []
+
+
+def test_prepaid_ledger_refuses_a_fit_it_did_not_prepay(data):
+    X, y = data
+    prepaid = charge_search(grid_search(), X, y, accountant=BudgetAccountant())
+    greedy = prepaid.estimator.set_params(epsilon=5.0)
+    with pytest.raises(BudgetError, match="prepaid only"):
+        greedy.fit(X, y)
+
+
+def test_randomized_search_needs_int_random_state(data):
+    X, y = data
+    search = RandomizedSearchCV(model(), {"alpha": [1e-3, 1e-2, 1.0]}, n_iter=2, cv=CV)
+    with pytest.raises(ValueError, match="int random_state"):
+        search_budgets(search, X, y)
+    search.set_params(random_state=0)
+    ledger = BudgetAccountant()
+    PrivateSearchCV(search, accountant=ledger).fit(X, y)
+    assert ledger.spent_budget == [(1.0, 1e-5)] * (2 * CV + 1)
+
+
+# ---- the guard: a plain search in other processes fails loudly ---------------------
+
+@pytest.mark.parametrize("accountant", ["user", None])
+def test_plain_parallel_search_refuses_to_lose_budget(data, accountant):
+    X, y = data
+    ledger = BudgetAccountant() if accountant == "user" else None
+    search = grid_search(model(accountant=ledger), n_jobs=2, error_score="raise")
+    with pytest.raises(LostLedgerError, match="budget would be lost"):
+        search.fit(X, y)
+    if ledger is not None:
+        assert ledger.spent_budget == []
+
+
+def test_plain_in_process_search_still_shares_the_ledger(data):
+    X, y = data
+    ledger = BudgetAccountant()
+    grid_search(model(accountant=ledger)).fit(X, y)
+    assert ledger.spent_budget == expected_entries()
+
+
+def test_a_pickled_copy_of_the_ledger_is_refused_until_reattached(data):
+    X, y = data
+    ledger = BudgetAccountant()
+    for copied in (pickle.loads(pickle.dumps(model(accountant=ledger))),
+                   copy.deepcopy(model(accountant=ledger))):
+        with pytest.raises(LostLedgerError, match="copy of your BudgetAccountant"):
+            copied.fit(X, y)
+        from sklearn.base import clone
+        with pytest.raises(LostLedgerError):  # clones keep the stamp
+            clone(copied).fit(X, y)
+        copied.set_params(accountant=ledger).fit(X, y)
+    assert ledger.spent_budget == [(1.0, 1e-5)] * 2
+
+
+def test_default_ledger_in_this_process_after_pickling_is_fine(data):
+    X, y = data
+    again = pickle.loads(pickle.dumps(model()))
+    assert again.fit(X, y).privacy_spent_.epsilon == 1.0
+
+
+# ---- a Dask cluster ----------------------------------------------------------------
+
+def test_dask_cluster_charges_once_per_fit(data):
+    distributed = pytest.importorskip("dask.distributed")
+    from joblib import parallel_backend
+
+    X, y = data
+    ledger = BudgetAccountant()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        with parallel_backend("dask"):
+            search = PrivateSearchCV(grid_search(), accountant=ledger).fit(X, y)
+            plain = grid_search(model(accountant=BudgetAccountant()), error_score="raise")
+            with pytest.raises(LostLedgerError):
+                plain.fit(X, y)
+    assert ledger.spent_budget == expected_entries()
+    assert search.best_params_ == grid_search().fit(X, y).best_params_
+
+
+def test_pickling_stamps_the_copy_never_the_original(data):
+    # object.__getstate__ can hand back the live __dict__; the process stamp must land
+    # on the pickled copy only, or deep copies made by metadata routing would turn the
+    # caller's own estimator into a "lost ledger" (regression test).
+    X, y = data
+    ledger = BudgetAccountant()
+    est = DPAUCMaximizer(epsilon=1.0, data_norm=5.0, pos_ratio=0.5, accountant=ledger,
+                         random_state=0, solver=NoisySGDA(n_epochs=1))
+    pickle.dumps(est)
+    copy.deepcopy(est)
+    est.fit(X, y)  # the original still spends on the caller's ledger
+    assert len(ledger.spent_budget) == 1
+    with pytest.raises(LostLedgerError):
+        pickle.loads(pickle.dumps(est)).fit(X, y)
