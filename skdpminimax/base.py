@@ -20,7 +20,9 @@ fit leaves the estimator unfitted (its fitted attributes are removed).
 Sparse ``X`` is refused with a clear error (dense data are required): rows are
 clipped and scored as dense vectors, and the data sets these estimators are made
 for are small and dense. Values of any finite size are accepted: rows are clipped
-to ``data_norm`` with an overflow-safe norm.
+to ``data_norm`` with an overflow-safe norm; a row-norm bound (public or taken
+from the data) above ``MAX_DATA_NORM`` is refused before anything is spent, since the
+objectives' scores and squared losses would overflow.
 """
 
 import warnings
@@ -40,6 +42,10 @@ from skdpminimax.privacy.mechanisms import clip_rows, row_norms
 from skdpminimax.solvers import resolve_solver
 
 __all__ = ["DPMinimaxEstimator", "resolve_rng"]
+
+# Largest row-norm bound the objectives' float64 arithmetic handles (scores and their
+# squares stay finite); larger data must be rescaled.
+MAX_DATA_NORM = 1e150
 
 
 def resolve_rng(random_state):
@@ -133,7 +139,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
 
     def _resolve_data_norm(self, X):
         if self.data_norm is not None:
-            return float(self.data_norm)
+            return self._check_data_norm(float(self.data_norm), "data_norm")
         warnings.warn(
             "data_norm has not been specified and will be calculated on the data provided. "
             "This will result in additional privacy leakage. To ensure differential privacy "
@@ -141,7 +147,17 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
             PrivacyLeakWarning,
         )
         norm = float(row_norms(X).max())
-        return norm if norm > 0 else 1.0
+        return self._check_data_norm(norm if norm > 0 else 1.0, "The largest row norm of X")
+
+    @staticmethod
+    def _check_data_norm(norm, what):
+        if norm > MAX_DATA_NORM:
+            raise ValueError(
+                f"{what} is {norm:.3g}, beyond {MAX_DATA_NORM:g}: scores and squared losses "
+                "would overflow float64. Rescale X (e.g. StandardScaler) or set a smaller "
+                "public data_norm (larger rows are clipped to it)."
+            )
+        return norm
 
     def _split_budget(self, budget):
         """``(slice for data-dependent constants or None, rest for the solver)``."""

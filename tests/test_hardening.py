@@ -1,7 +1,8 @@
 """Bad input, numerical extremes and interrupted fits, for every estimator.
 
-Every bad input gives a clear error before any budget is spent, and inputs are
-never mutated. Estimators come from ``estimators_under_test.py``.
+Every bad input gives a clear error before any budget is spent, the estimator is
+left unfitted, and inputs (``X``, ``y``, ``sensitive_features``) are never mutated.
+Estimators come from ``estimators_under_test.py``.
 """
 
 import pickle
@@ -17,141 +18,178 @@ from sklearn.utils.validation import check_is_fitted
 
 from estimators_under_test import estimators_under_test
 
-ESTIMATORS = estimators_under_test()
-IDS = [name for name, _ in ESTIMATORS]
+CASES = estimators_under_test()
+IDS = [case.name for case in CASES]
+cases = pytest.mark.parametrize("case", CASES, ids=IDS)
 
 
-def data(n=40, d=3, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int)
-    return X, y
+def _set(X, index, value):
+    X = X.astype(object if isinstance(value, str) else float)
+    X[index] = value
+    return X
 
 
-def _nan():
-    X, y = data()
-    X[3, 1] = np.nan
-    return X, y
+def _with_sf(kwargs, sf):
+    return {**kwargs, "sensitive_features": sf}
 
 
-def _inf():
-    X, y = data()
-    X[5, 0] = np.inf
-    return X, y
-
-
-def _obj():
-    X, y = data()
-    X = X.astype(object)
-    X[0, 0] = "a"
-    return X, y
-
-
-BAD_INPUTS = {
-    "nan": (_nan, ValueError, "NaN"),
-    "inf": (_inf, ValueError, "infinity"),
-    "empty": (lambda: (np.zeros((0, 3)), np.zeros(0, dtype=int)), ValueError, "0 sample"),
-    "one-sample": (lambda: (np.ones((1, 3)), np.array([1])), ValueError, "minimum of 2"),
-    "one-class": (lambda: (data()[0], np.ones(40, dtype=int)), ValueError, "2 classes"),
-    "object-dtype": (_obj, ValueError, "could not convert"),
-    "complex": (lambda: (data()[0] + 1j, data()[1]), ValueError, "Complex"),
-    "length-mismatch": (lambda: (data()[0], data()[1][:-3]), ValueError, "inconsistent"),
-    "sparse": (lambda: (sp.csr_matrix(data()[0]), data()[1]), TypeError, "dense data is required"),
-    "no-features": (lambda: (np.zeros((40, 0)), data()[1]), ValueError, "feature"),
-}
-
-
-@pytest.mark.parametrize("name, factory", ESTIMATORS, ids=IDS)
-@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
-def test_bad_input_fails_before_spending(name, factory, case):
-    make, error, message = BAD_INPUTS[case]
-    X, y = make()
-    X0 = X.copy()
-    y0 = np.array(y, copy=True)
-    acc = BudgetAccountant()
-    with pytest.raises(error, match=message):
-        factory(accountant=acc).fit(X, y)
-    assert acc.spent_budget == []
-    if sp.issparse(X):
-        assert (X != X0).nnz == 0
+# Each entry: case -> (X, y, fit kwargs) with the expected error, or None (not relevant).
+def _bad_inputs(case):
+    X, y, kw = case.data()
+    n = X.shape[0]
+    out = {
+        "nan": ((_set(X, (3, 1), np.nan), y, kw), ValueError, "NaN"),
+        "inf": ((_set(X, (5, 0), np.inf), y, kw), ValueError, "infinity"),
+        "empty": ((X[:0], y[:0], {k: v[:0] for k, v in kw.items()}), ValueError, "0 sample"),
+        "one-sample": ((X[:1], y[:1], {k: v[:1] for k, v in kw.items()}), ValueError,
+                       "minimum of 2"),
+        "object-dtype": ((_set(X, (0, 0), "a"), y, kw), ValueError,
+                         "could not convert"),
+        "complex": ((X + 1j, y, kw), ValueError, "Complex"),
+        "length-mismatch-y": ((X, y[:-3], kw), ValueError, "inconsistent"),
+        "sparse": ((sp.csr_matrix(X), y, kw), TypeError, "dense data is required"),
+        "no-features": ((np.zeros((n, 0)), y, kw), ValueError, "feature"),
+        "nan-target": ((X, np.where(np.arange(n) == 2, np.nan, y.astype(float)), kw),
+                       ValueError, "NaN"),
+    }
+    if case.is_classifier:
+        out["one-class"] = ((X, np.ones(n, dtype=int), kw), ValueError, "2 classes")
     else:
-        np.testing.assert_array_equal(X, X0)
-    np.testing.assert_array_equal(y, y0)
+        out["string-target"] = ((X, np.array(["u"] * n), kw), ValueError, "convert|numeric")
+    if case.task == "binary" and case.make.__name__ == "DPAUCMaximizer":
+        out["three-classes"] = ((X, np.arange(n) % 3, kw), ValueError, "binary")
+    if case.groups:
+        sf = kw["sensitive_features"]
+        out["length-mismatch-groups"] = ((X, y, _with_sf(kw, sf[:-2])), ValueError,
+                                         "sensitive_features has")
+        out["nan-groups"] = ((X, y, _with_sf(kw, np.where(np.arange(n) == 1, np.nan, 0.0))),
+                             ValueError, "NaN")
+        if case.make.__name__ != "DPSaddleEstimator":  # a custom objective may take one group
+            out["single-group"] = ((X, y, _with_sf(kw, np.full(n, "a"))), ValueError,
+                                   "at least 2 groups|no training samples")
+    if case.group_ratios:
+        out["unseen-group"] = ((X, y, _with_sf(kw, np.where(sf == "a", "c", sf))), ValueError,
+                               "not in group_ratios")
+        three = np.array(["a", "b", "b", "c"] * (n // 4))
+        out["unseen-group-of-three"] = ((X, y, _with_sf(kw, three)), ValueError,
+                                        "not in group_ratios")
+        out["empty-group"] = ((X, y, _with_sf(kw, np.full(n, "b").astype(object))),
+                              ValueError, "no training samples|at least 2 groups")
+    return out
 
 
-@pytest.mark.parametrize("name, factory", ESTIMATORS, ids=IDS)
+BAD_CASES = [(case, name) for case in CASES for name in sorted(_bad_inputs(case))]
+
+
+def _copy(value):
+    if sp.issparse(value):
+        return value.copy()
+    return np.array(value, copy=True)
+
+
+def _assert_same(a, b):
+    if sp.issparse(a):
+        assert (a != b).nnz == 0
+    else:
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("case, bad", BAD_CASES, ids=[f"{c.name}-{b}" for c, b in BAD_CASES])
+def test_bad_input_fails_before_spending(case, bad):
+    (X, y, kw), error, message = _bad_inputs(case)[bad]
+    before = [_copy(X), _copy(y)] + [_copy(v) for v in kw.values()]
+    acc = BudgetAccountant()
+    model = case.factory(accountant=acc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # e.g. "one group" of the regressor
+        with pytest.raises(error, match=message):
+            model.fit(X, y, **kw)
+    assert acc.spent_budget == []
+    for old, new in zip(before, [X, y, *kw.values()]):
+        _assert_same(old, new)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(model)
+
+
+@cases
 @pytest.mark.parametrize("params", [{"epsilon": 0}, {"epsilon": -1.0}, {"epsilon": np.nan},
                                     {"delta": 0}, {"delta": 1.0}, {"delta": -1e-5},
-                                    {"epsilon": "1"}])
-def test_invalid_budget_fails_before_spending(name, factory, params):
-    X, y = data()
+                                    {"delta": np.nan}, {"epsilon": "1"}])
+def test_invalid_budget_fails_before_spending(case, params):
+    X, y, kw = case.data()
     acc = BudgetAccountant()
-    with pytest.raises((ValueError, TypeError)):
-        factory(accountant=acc, **params).fit(X, y)
+    with pytest.raises((ValueError, TypeError), match="epsilon|delta"):
+        case.factory(accountant=acc, **params).fit(X, y, **kw)
     assert acc.spent_budget == []
 
 
-@pytest.mark.parametrize("name, factory", ESTIMATORS, ids=IDS)
-def test_exhausted_budget_fails_before_spending(name, factory):
-    X, y = data()
+@cases
+def test_exhausted_budget_fails_before_spending(case):
+    X, y, kw = case.data()
     acc = BudgetAccountant(epsilon=1.5, delta=1e-4)
-    factory(accountant=acc).fit(X, y)
+    case.factory(accountant=acc).fit(X, y, **kw)
     spent = list(acc.spent_budget)
     assert len(spent) == 1
+    model = case.factory(accountant=acc)
     with pytest.raises(BudgetError):
-        factory(accountant=acc).fit(X, y)
+        model.fit(X, y, **kw)
     assert acc.spent_budget == spent
+    with pytest.raises(NotFittedError):
+        check_is_fitted(model)
 
 
-@pytest.mark.parametrize("name, factory", ESTIMATORS, ids=IDS)
-def test_inputs_never_mutated(name, factory):
-    X, y = data()
+@cases
+def test_inputs_never_mutated(case):
+    X, y, kw = case.data()
     X[0] *= 100.0  # a row beyond data_norm: clipped in a copy, not in place
-    X0, y0 = X.copy(), y.copy()
-    factory().fit(X, y)
-    np.testing.assert_array_equal(X, X0)
-    np.testing.assert_array_equal(y, y0)
+    if not case.is_classifier:
+        y = y.copy()
+        y[1] = 1e3  # beyond the target bounds
+    before = [X.copy(), y.copy()] + [v.copy() for v in kw.values()]
+    case.factory().fit(X, y, **kw)
+    for old, new in zip(before, [X, y, *kw.values()]):
+        np.testing.assert_array_equal(old, new)
 
 
-@pytest.mark.parametrize("name, factory", ESTIMATORS, ids=IDS)
-def test_reproducible_and_independent_of_global_random_state(name, factory):
-    X, y = data()
+@cases
+def test_reproducible_and_independent_of_global_random_state(case):
+    X, y, kw = case.data()
     np.random.seed(0)
-    a = factory(random_state=3).fit(X, y).decision_function(X)
+    a = case.output(case.factory(random_state=3).fit(X, y, **kw), X)
     np.random.seed(12345)
     np.random.uniform(size=7)
-    b = factory(random_state=3).fit(X, y).decision_function(X)
-    c = factory(random_state=4).fit(X, y).decision_function(X)
+    b = case.output(case.factory(random_state=3).fit(X, y, **kw), X)
+    c = case.output(case.factory(random_state=4).fit(X, y, **kw), X)
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
 
 
-@pytest.mark.parametrize("name, factory", ESTIMATORS, ids=IDS)
-def test_pickle_round_trip(name, factory):
-    X, y = data()
-    model = factory().fit(X, y)
+@cases
+def test_pickle_round_trip(case):
+    X, y, kw = case.data()
+    model = case.factory().fit(X, y, **kw)
     again = pickle.loads(pickle.dumps(model))
     np.testing.assert_array_equal(model.predict(X), again.predict(X))
-    np.testing.assert_array_equal(model.decision_function(X), again.decision_function(X))
+    np.testing.assert_array_equal(case.output(model, X), case.output(again, X))
 
 
 class _SolverCrash(RuntimeError):
     pass
 
 
-@pytest.mark.parametrize("name, factory", ESTIMATORS, ids=IDS)
+@cases
 @pytest.mark.parametrize("refit", [False, True])
-def test_interrupted_fit_is_charged_and_unfitted(name, factory, refit, monkeypatch):
+def test_interrupted_fit_is_charged_and_unfitted(case, refit, monkeypatch):
     """Documented: the accountant is charged before data are touched, so a crash in
-    the solver has spent the budget; the estimator is left unfitted (no half-set
-    fitted attributes), even when it had been fitted before."""
+    the solver has spent the budget, once; the estimator is left unfitted (no
+    half-set fitted attributes), even when it had been fitted before."""
     from skdpminimax.solvers import NoisySGDA
 
-    X, y = data()
+    X, y, kw = case.data()
     acc = BudgetAccountant()
-    model = factory(accountant=acc)
+    model = case.factory(accountant=acc)
     if refit:
-        model.fit(X, y)
+        model.fit(X, y, **kw)
 
     def crash(*args, **kwargs):
         raise _SolverCrash("boom")
@@ -159,30 +197,61 @@ def test_interrupted_fit_is_charged_and_unfitted(name, factory, refit, monkeypat
     monkeypatch.setattr(NoisySGDA, "solve", crash)
     n_spent = len(acc.spent_budget)
     with pytest.raises(_SolverCrash):
-        model.fit(X, y)
+        model.fit(X, y, **kw)
     assert len(acc.spent_budget) == n_spent + 1
     with pytest.raises(NotFittedError):
         check_is_fitted(model)
+    monkeypatch.undo()  # the estimator recovers: a later fit works
+    case.output(model.fit(X, y, **kw), X)
 
 
-@pytest.mark.parametrize("name, factory", ESTIMATORS, ids=IDS)
-@pytest.mark.parametrize("scale", [1e-300, 1e150, 1e300, 1e307])
-@pytest.mark.parametrize("public_norm", [True, False])
-def test_extreme_values_no_overflow(name, factory, scale, public_norm):
-    X, y = data()
+def _released_numbers(model):
+    """Every numeric fitted attribute, flattened."""
+    parts = [np.ravel(np.asarray(value, dtype=float)) for name, value in vars(model).items()
+             if name.endswith("_") and not name.startswith("_")
+             and isinstance(value, (float, int, np.ndarray)) and not isinstance(value, bool)
+             and np.asarray(value).dtype.kind in "fiu"]
+    return np.concatenate(parts)
+
+
+@cases
+@pytest.mark.parametrize("scale, public_norm", [(1e-300, True), (1e150, True), (1e307, True),
+                                                (1e-300, False), (1e140, False)])
+def test_extreme_values_no_overflow(case, scale, public_norm):
+    X, y, kw = case.data()
     X = X / np.abs(X).max() * scale  # finite, up to 1e307
-    X0 = X.copy()
+    if not case.is_classifier:
+        y = y / np.abs(y).max() * scale  # clipped to the public bounds
+    X0, y0 = X.copy(), y.copy()
     params = {} if public_norm else {"data_norm": None}
     with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no overflow / invalid value
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        model = factory(**params).fit(X, y)
+        model = case.factory(**params).fit(X, y, **kw)
+        out = case.output(model, X / scale)
     np.testing.assert_array_equal(X, X0)
-    assert np.all(np.isfinite(model.coef_)) and np.all(np.isfinite(model.intercept_))
-    assert np.all(np.isfinite(model.decision_function(X / scale)))
+    np.testing.assert_array_equal(y, y0)
+    assert np.all(np.isfinite(_released_numbers(model)))
+    assert np.all(np.isfinite(out))
     if public_norm:
         assert model.data_norm_ == 3.0
     else:
         assert np.isfinite(model.data_norm_) and model.data_norm_ > 0
+
+
+@cases
+@pytest.mark.parametrize("params, scale", [({"data_norm": None}, 1e300),
+                                           ({"data_norm": 1e200}, 1.0)])
+def test_unusable_norm_bound_fails_before_spending(case, params, scale):
+    """A row-norm bound beyond MAX_DATA_NORM (from the data or public) would overflow
+    the objectives' arithmetic: refused before anything is spent."""
+    X, y, kw = case.data()
+    acc = BudgetAccountant()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with pytest.raises(ValueError, match="Rescale X"):
+            case.factory(accountant=acc, **params).fit(X * scale, y, **kw)
+    assert acc.spent_budget == []
 
 
 def test_huge_rows_are_clipped_to_the_norm_bound():
@@ -195,13 +264,13 @@ def test_huge_rows_are_clipped_to_the_norm_bound():
     np.testing.assert_allclose(out[0], [np.sqrt(2.0), np.sqrt(2.0)])
 
 
-@pytest.mark.parametrize("name, factory", ESTIMATORS, ids=IDS)
-def test_float32_input(name, factory):
-    X, y = data()
-    m32 = factory().fit(X.astype(np.float32), y)
-    m64 = factory().fit(X.astype(np.float32).astype(np.float64), y)
-    np.testing.assert_allclose(m32.decision_function(X.astype(np.float32)),
-                               m64.decision_function(X.astype(np.float32)))
-    assert m32.coef_.dtype == np.float64
-
-
+@cases
+def test_float32_input(case):
+    X, y, kw = case.data()
+    X32 = X.astype(np.float32)
+    m32 = case.factory().fit(X32, y, **kw)
+    m64 = case.factory().fit(X32.astype(np.float64), y, **kw)
+    np.testing.assert_allclose(case.output(m32, X32), case.output(m64, X32))
+    assert _released_numbers(m32).dtype == np.float64
+    assert all(np.asarray(v).dtype != np.float32 for v in vars(m32).values()
+               if isinstance(v, np.ndarray))

@@ -111,7 +111,8 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or None
-            Passed to the objective as ``data.y`` (``None`` if not given).
+            Passed to the objective as ``data.y``, converted to float64 (``None``
+            if not given).
         sensitive_features : array-like of shape (n_samples,), default=None
             Passed to the objective as integer codes ``data.groups``.
 
@@ -130,7 +131,16 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         if sensitive_features is not None:
             codes, labels = encode_groups(sensitive_features, X.shape[0])
             self.groups_ = labels_array(labels)
-        return (y if self._y_given else None), {"groups": codes}
+        if not self._y_given:
+            return None, {"groups": codes}
+        # Checked here, before anything is spent: a y the objective cannot use would
+        # otherwise fail inside the solver, after the budget is charged.
+        try:
+            y = np.asarray(y, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{type(self).__name__} hands y to the objective as numbers; "
+                             f"could not convert y to float: {exc}") from exc
+        return y, {"groups": codes}
 
     def _public_constants(self, targets, task_data):
         return {}

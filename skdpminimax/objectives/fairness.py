@@ -144,7 +144,8 @@ class DemographicParityRegression(SaddleObjective):
     def smoothness(self):
         kappa, K = self.model.kappa, self.n_groups
         coupling = kappa * math.sqrt(2.0 * ((self._inv_pi_min() - 1.0) ** 2 + K - 1.0))
-        return float(self.loss.curvature * kappa**2 + coupling + max(self.l2_reg, self.dual_reg))
+        curvature = self.loss.curvature * kappa * kappa  # inf, not OverflowError, if huge
+        return float(curvature + coupling + max(self.l2_reg, self.dual_reg))
 
     def strong_convexity(self):
         return self.l2_reg, self.dual_reg

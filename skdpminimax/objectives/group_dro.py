@@ -136,7 +136,8 @@ class GroupDRO(SaddleObjective):
         H, kappa = self.model.score_bound, self.model.kappa
         inv_pi_min = 1.0 / float(self.group_ratios.min())
         # d2f/dw2 <= curvature kappa^2 / pi_min; the w-q coupling is G_ell kappa / pi_min.
-        coupled = (self.loss.curvature * kappa**2 + self.loss.grad_bound(H) * kappa) * inv_pi_min
+        curvature = self.loss.curvature * kappa * kappa  # inf, not OverflowError, if huge
+        coupled = (curvature + self.loss.grad_bound(H) * kappa) * inv_pi_min
         return float(coupled + max(self.l2_reg, self.dual_reg))
 
     def strong_convexity(self):

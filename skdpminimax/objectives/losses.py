@@ -81,7 +81,8 @@ class SquaredLoss:
         return (2.0 * self._residual(Z, y))[:, None]
 
     def value_bound(self, H):
-        return (self.target_bound + H) ** 2
+        bound = self.target_bound + H
+        return bound * bound  # inf, not OverflowError, for huge public bounds
 
     def grad_bound(self, H):
         return 2.0 * (self.target_bound + H)
@@ -101,7 +102,8 @@ class LinearModel:
         self.n_outputs = int(n_outputs)
         self.fit_intercept = bool(fit_intercept)
         self.n_cols = self.n_features + int(self.fit_intercept)
-        self.kappa = math.sqrt(float(data_norm) ** 2 + float(self.fit_intercept))
+        # hypot: no OverflowError for a huge data_norm (kappa is then inf).
+        self.kappa = math.hypot(float(data_norm), float(self.fit_intercept))
         self.score_bound = float(radius) * self.kappa
 
     @property
