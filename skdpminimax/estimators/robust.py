@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
@@ -119,11 +119,12 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         "radius": [Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "dual_reg": [Interval(Real, 0, None, closed="left")],
+        "dual_center": [StrOptions({"uniform", "ratios"})],
         "fit_intercept": ["boolean"],
     }
 
     def __init__(self, epsilon=1.0, delta=1e-5, *, data_norm=None, radius=10.0, alpha=1e-4,
-                 dual_reg=0.1, group_ratios=None, group_ratios_budget=0.05, fit_intercept=True,
+                 dual_reg=0.1, dual_center="uniform", group_ratios=None, group_ratios_budget=0.05, fit_intercept=True,
                  solver="sgda", accountant=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -131,6 +132,7 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         self.radius = radius
         self.alpha = alpha
         self.dual_reg = dual_reg
+        self.dual_center = dual_center
         self.group_ratios = group_ratios
         self.group_ratios_budget = group_ratios_budget
         self.fit_intercept = fit_intercept
@@ -173,7 +175,7 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         n_classes = len(self.classes_)
         loss = LogisticLoss() if n_classes == 2 else MultinomialLoss(n_classes)
         return GroupDRO(n_features, loss, constants["group_ratios"], data_norm, self.radius,
-                        dual_reg=self.dual_reg, l2_reg=self.alpha,
+                        dual_reg=self.dual_reg, l2_reg=self.alpha, dual_center=self.dual_center,
                         fit_intercept=self.fit_intercept)
 
     def _set_fitted(self, result, objective, constants):
