@@ -6,6 +6,8 @@ Reports worst-group test MSE, overall MSE and the demographic-parity gap
 non-private exact solutions (SLSQP on the max of group MSEs / the constrained
 least squares) and fairlearn's
 ExponentiatedGradient(BoundedGroupLoss) when fairlearn is importable.
+dual_reg (and, for parity, the dual step size) are chosen at epsilon=1 on a
+validation split carved from the training data (non-private tuning, _tuning.py).
 
     SKDPMINIMAX_DATA=/path/to/data python benchmarks/fair_law_school.py [--quick]
 """
@@ -22,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import data_dir, load_law_school  # noqa: E402
+from _tuning import grid, select, validation_split  # noqa: E402
 from diffprivlib.accountant import BudgetAccountant  # noqa: E402
 from scipy.optimize import minimize  # noqa: E402
 from sklearn.linear_model import Ridge  # noqa: E402
@@ -35,11 +38,16 @@ from skdpminimax.solvers import NoisySGDA  # noqa: E402
 BOUNDS = (-4.0, 4.0)  # public: ZFYA is a z-score
 DATA_NORM = float(np.sqrt(3.0))  # public: LSAT/48, UGPA/4.2 and sex in [0, 1]
 TOLERANCE = 0.05  # demographic-parity tolerance (units of ZFYA)
-# Group weights: strongly regularised towards uniform (noise in q is then harmless);
-# multipliers: weakly, so that they can grow to enforce the constraint.
-DUAL_REG = {"minimax_loss": 1.0, "demographic_parity": 0.01}
-SOLVER = dict(batch_size=1024, n_epochs=30, step_size=0.5, dual_step_size=0.1, clip_w=2.0,
-              clip_v=5.0)
+# clip_v="auto": the objectives' typical dual norms (public bounds, 1/sqrt(pi_min)).
+SOLVER = dict(batch_size=1024, n_epochs=30, step_size=0.5, clip_w=2.0, clip_v="auto",
+              noise_allocation=0.3, average="tail")
+# Candidates: dual_reg for the estimator, the rest overrides SOLVER.
+GRIDS = {"minimax_loss": grid(dual_reg=[0.3, 1.0, 3.0], dual_step_size=[0.1]),
+         # Multipliers: weakly regularised and fast, so that they can enforce the
+         # constraint; they oscillate, so larger batches and the average of all iterates.
+         "demographic_parity": grid(dual_reg=[0.001, 0.01], dual_step_size=[3.0, 10.0, 30.0],
+                                    batch_size=[4096], average=["uniform"])}
+VALIDATION_SEEDS = (0, 1, 2)
 
 
 def _augment(X):
@@ -123,17 +131,40 @@ def main():
     except ImportError:
         print("fairlearn not importable: skipped (pip install skdpminimax[benchmarks])")
 
+    def model(epsilon, constraint, params, seed, accountant=None):
+        solver = NoisySGDA(**{**SOLVER, **{k: v for k, v in params.items() if k != "dual_reg"}})
+        return DPGroupFairRegressor(epsilon=epsilon, constraint=constraint, bounds=BOUNDS,
+                                    data_norm=DATA_NORM, dual_reg=params["dual_reg"],
+                                    tolerance=TOLERANCE, multiplier_bound=20.0, solver=solver,
+                                    accountant=accountant, random_state=seed)
+
+    # ---- non-private tuning on a validation split of the training data ----------
+    X_fit, X_val, y_fit, y_val, g_fit, g_val = validation_split(X, y, g)
+
+    def val_score(constraint):
+        def score(params, seed):
+            pred = model(1.0, constraint, params, seed).fit(
+                X_fit, y_fit, sensitive_features=g_fit).predict(X_val)
+            if constraint == "minimax_loss":
+                return worst_group_loss(y_val, pred, sensitive_features=g_val)
+            # feasible first (gap within tolerance), then the smaller MSE
+            gap = demographic_parity_gap(pred, sensitive_features=g_val)
+            return (max(gap - TOLERANCE, 0.0), mean_squared_error(y_val, pred))
+        return score
+
+    best = {}
+    for constraint, candidates in GRIDS.items():
+        best[constraint] = select(candidates, val_score(constraint), seeds=VALIDATION_SEEDS)
+        print(f"selected for {constraint} at epsilon=1 on validation: {best[constraint]}")
+
     accountant = BudgetAccountant()  # a ledger for the benchmark only
     for epsilon in epsilons:
         for constraint in ("minimax_loss", "demographic_parity"):
             scores, t0 = [], time.time()
             for seed in seeds:
-                model = DPGroupFairRegressor(epsilon=epsilon, constraint=constraint, bounds=BOUNDS,
-                                             data_norm=DATA_NORM, dual_reg=DUAL_REG[constraint],
-                                             tolerance=TOLERANCE, multiplier_bound=20.0,
-                                             solver=NoisySGDA(**SOLVER), accountant=accountant,
-                                             random_state=seed)
-                scores.append(evaluate(model.fit(X, y, sensitive_features=g).predict))
+                fitted = model(epsilon, constraint, best[constraint], seed, accountant).fit(
+                    X, y, sensitive_features=g)
+                scores.append(evaluate(fitted.predict))
             s = np.array(scores)
             show(f"{constraint}, eps={epsilon} ({(time.time() - t0) / len(s):.1f}s/fit)",
                  s.mean(axis=0), s.std(axis=0))

@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
@@ -27,10 +27,11 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
 
         \min_{\|w\| \le R} \max_{q \in \Delta_K} \frac1n \sum_i
         \frac{q_{g_i}}{\pi_{g_i}} \ell(w; x_i, y_i)
-        - \frac{\lambda}{2}\|q - \mathbf 1/K\|^2 + \frac{\alpha}{2}\|w\|^2
+        - \frac{\lambda}{2}\|q - q_0\|^2 + \frac{\alpha}{2}\|w\|^2
 
     where ``ell`` is the binary or multinomial logistic loss, ``g_i`` the group of
-    example ``i`` and ``pi`` the group frequencies: with ``lambda = 0`` the solution
+    example ``i``, ``pi`` the group frequencies and ``q_0`` the ``dual_center``
+    (``1/K`` or ``pi``): with ``lambda = 0`` the solution
     minimises ``max_k R_k(w)``, the risk of the worst group (Yang et al. 2022,
     App. A; Sagawa et al. 2020). Without ``sensitive_features`` the groups are the
     classes: the model is then robust to label shift.
@@ -49,8 +50,13 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     alpha : float, default=1e-4
         L2 regularisation of the coefficients (strong convexity).
     dual_reg : float, default=0.1
-        ``lambda``: pulls ``q`` towards uniform weights and makes the dual strongly
+        ``lambda``: pulls ``q`` towards ``dual_center`` and makes the dual strongly
         concave; ``0`` gives the exact worst-group objective.
+    dual_center : {"uniform", "ratios"}, default="uniform"
+        The weights ``q`` are pulled towards: uniform (a large ``dual_reg`` gives
+        group-balanced risk), or the group frequencies ``pi`` (a large ``dual_reg``
+        gives plain logistic regression; ``dual_reg`` then interpolates between
+        empirical risk and worst-group risk).
     group_ratios : dict, array-like or None, default=None
         Public group frequencies: ``{group: ratio}``, or an array aligned with the
         sorted group labels. ``None``: released privately (see Notes).
@@ -59,6 +65,7 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     fit_intercept : bool, default=True
     solver : str or solver object, default="sgda"
         A registered solver name or an object with ``calibrate`` and ``solve``.
+        ``"sgda"`` uses the group defaults (see Notes, *Clipping the dual*).
     accountant : BudgetAccountant or None, default=None
         Ledger every fit spends on (shared by all clones).
     random_state : int, Generator, RandomState or None, default=None
@@ -96,10 +103,14 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     dp_accounting). Every fitted attribute is post-processing of these releases.
 
     **Clipping the dual.** An example's dual gradient is ``loss / pi_g`` on its
-    group's coordinate. A clip norm far below ``loss / pi_min`` (NoisySGDA's default
+    group's coordinate. A clip norm far below ``loss / pi_min`` (NoisySGDA's generic
     ``clip_v=1``) under-counts the risk of small groups, so ``q`` drifts towards
-    large groups; pass e.g. ``solver=NoisySGDA(clip_v=10)`` when groups are small
-    (the benchmarks do), at the price of more dual noise.
+    large groups; one at ``loss / pi_min`` gives every coordinate the smallest
+    group's noise. The default ``solver="sgda"`` is
+    ``NoisySGDA(clip_v="auto", noise_allocation=0.3, average="tail")``: the dual is
+    clipped at ``log(2) / sqrt(pi_min)`` (:meth:`GroupDRO.typical_grad_norms`, from
+    the released or public ``pi``: post-processing, composed adaptively) and gets 30%
+    of each step's privacy loss.
 
     Examples
     --------
@@ -119,11 +130,12 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         "radius": [Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "dual_reg": [Interval(Real, 0, None, closed="left")],
+        "dual_center": [StrOptions({"uniform", "ratios"})],
         "fit_intercept": ["boolean"],
     }
 
     def __init__(self, epsilon=1.0, delta=1e-5, *, data_norm=None, radius=10.0, alpha=1e-4,
-                 dual_reg=0.1, group_ratios=None, group_ratios_budget=0.05, fit_intercept=True,
+                 dual_reg=0.1, dual_center="uniform", group_ratios=None, group_ratios_budget=0.05, fit_intercept=True,
                  solver="sgda", accountant=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -131,6 +143,7 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         self.radius = radius
         self.alpha = alpha
         self.dual_reg = dual_reg
+        self.dual_center = dual_center
         self.group_ratios = group_ratios
         self.group_ratios_budget = group_ratios_budget
         self.fit_intercept = fit_intercept
@@ -173,7 +186,7 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         n_classes = len(self.classes_)
         loss = LogisticLoss() if n_classes == 2 else MultinomialLoss(n_classes)
         return GroupDRO(n_features, loss, constants["group_ratios"], data_norm, self.radius,
-                        dual_reg=self.dual_reg, l2_reg=self.alpha,
+                        dual_reg=self.dual_reg, l2_reg=self.alpha, dual_center=self.dual_center,
                         fit_intercept=self.fit_intercept)
 
     def _set_fitted(self, result, objective, constants):

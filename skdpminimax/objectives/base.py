@@ -90,6 +90,16 @@ class SaddleObjective(ABC):
         gradient-perturbation solver needs explicit clip norms).
         """
 
+    def typical_grad_norms(self):
+        """``(c_w, c_v)``: per-example gradient norms at a typical scale, from public values.
+
+        What a solver's ``clip="auto"`` clips at: a norm that balances clipping bias
+        against noise without paying for the worst case that :meth:`lipschitz`
+        certifies (the solver caps it there). It may depend on public constants
+        only. Default: the certified bounds themselves.
+        """
+        return self.lipschitz()
+
     def prepare(self, data):
         """Return ``data`` with per-example constants precomputed (default: unchanged).
 
@@ -184,6 +194,9 @@ class RegularizedObjective(SaddleObjective):
 
     def lipschitz(self):
         return self.base.lipschitz()
+
+    def typical_grad_norms(self):
+        return self.base.typical_grad_norms()
 
     def reg_value(self, w, v):
         dw, dv = w - self.center_w, v - self.center_v

@@ -141,6 +141,16 @@ class DemographicParityRegression(SaddleObjective):
         g_v = H * math.sqrt(2.0 * ((inv_pi_min - 1.0) ** 2 + K - 1.0))
         return float(g_w), float(g_v)
 
+    def typical_grad_norms(self):
+        # The dual norm of an example is |h| sqrt(2 ((1/pi_g - 1)^2 + K - 1)); with |h| on
+        # the target's scale B_y and 1/pi_min replaced by 1/sqrt(pi_min) (the compromise
+        # between clipping small groups and paying their noise everywhere, as in
+        # GroupDRO.typical_grad_norms). Primal: the loss term, G_ell(0) kappa.
+        kappa, K, b_y = self.model.kappa, self.n_groups, self.loss.target_bound
+        inv_sqrt_pi = 1.0 / math.sqrt(float(self.group_ratios.min()))
+        g_v = b_y * math.sqrt(2.0 * ((inv_sqrt_pi - 1.0) ** 2 + K - 1.0))
+        return float(self.loss.grad_bound(0.0) * kappa), float(g_v)
+
     def smoothness(self):
         kappa, K = self.model.kappa, self.n_groups
         coupling = kappa * math.sqrt(2.0 * ((self._inv_pi_min() - 1.0) ** 2 + K - 1.0))

@@ -28,11 +28,17 @@ def resolve_clip_norms(objective, clip_w, clip_v):
 
     Clipping at a certified Lipschitz bound changes nothing but makes the sensitivity
     argument independent of that bound being right; clipping below it trades bias
-    for less noise. A block with neither bound cannot be made private.
+    for less noise. ``"auto"`` clips at the objective's ``typical_grad_norms()`` (public
+    quantities only). A block with neither bound cannot be made private.
     """
     g_w, g_v = objective.lipschitz()
+    typical = None
+    if "auto" in (clip_w, clip_v):
+        typical = getattr(objective, "typical_grad_norms", objective.lipschitz)()
     out = []
-    for name, user, bound in (("clip_w", clip_w, g_w), ("clip_v", clip_v, g_v)):
+    for b, (name, user, bound) in enumerate((("clip_w", clip_w, g_w), ("clip_v", clip_v, g_v))):
+        if isinstance(user, str) and user == "auto":
+            user = typical[b]  # the objective's public typical norm (see typical_grad_norms)
         c = min(math.inf if user is None else float(user), float(bound))
         if not math.isfinite(c):
             raise ValueError(

@@ -54,11 +54,12 @@ class NoisySGDA(PrivateSolver):
     sampler : {"poisson", "without_replacement"}, default="poisson"
         Batch sampling; fixes the neighbouring relation (add/remove-one for Poisson,
         replace-one without replacement and for full batch).
-    clip_w, clip_v : float or None, default=1.0
+    clip_w, clip_v : float, "auto" or None, default=1.0
         Per-example clip norms of the primal and dual blocks, capped at the
         objective's certified Lipschitz bounds (``None``: clip at those bounds, which
         is unbiased but can be very noisy). Smaller values add less noise and more
-        bias.
+        bias. ``"auto"``: the objective's ``typical_grad_norms()`` (public; e.g. a
+        group objective's loss at the start over the smallest group frequency).
     noise_allocation : {"dimension", "equal"} or float, default="dimension"
         How one step's privacy loss is split between the blocks: ``"dimension"``
         minimises the total noise energy (share proportional to
@@ -90,8 +91,8 @@ class NoisySGDA(PrivateSolver):
         "schedule": [StrOptions({"constant", "inverse_sqrt", "strongly_convex"})],
         "average": [StrOptions({"uniform", "tail", "last"})],
         "sampler": [StrOptions({"poisson", "without_replacement"})],
-        "clip_w": [Interval(Real, 0, None, closed="neither"), None],
-        "clip_v": [Interval(Real, 0, None, closed="neither"), None],
+        "clip_w": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
+        "clip_v": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
         "noise_allocation": [StrOptions({"dimension", "equal"}),
                              Interval(Real, 0, 1, closed="neither")],
         "accounting": [StrOptions({"pld", "rdp"})],
