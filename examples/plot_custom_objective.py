@@ -137,5 +137,4 @@ if plt is not None:
     ax.set_title("Private worst-class hinge SVM (your own objective)")
     ax.legend()
     fig.tight_layout()
-    fig.savefig("plot_custom_objective.png", dpi=100)
-    print("saved plot_custom_objective.png")
+    plt.show()

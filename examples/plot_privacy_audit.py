@@ -64,4 +64,4 @@ if plt is not None:
     plt.xlabel("attack statistic")
     plt.legend()
     plt.title(f"epsilon >= {res.epsilon_lower_bound:.2f} (claimed {EPSILON})")
-    plt.savefig("privacy_audit.png", dpi=80)
+    plt.show()
