@@ -21,6 +21,8 @@ Run ``python benchmarks/solvers.py --quick`` (n in 1e3..1e4) or without ``--quic
 """
 
 import argparse
+import json
+import math
 import time
 
 import numpy as np
@@ -31,6 +33,11 @@ from skdpminimax.objectives.base import SaddleData, SaddleObjective
 from skdpminimax.privacy import PrivacyBudget
 from skdpminimax.sets import L2Ball
 from skdpminimax.solvers import SOLVERS, Extragradient
+
+try:  # run as a script (benchmarks/ on sys.path) or imported as benchmarks.solvers
+    from _theory import THEORY, regime_exponent, verdict
+except ImportError:
+    from benchmarks._theory import THEORY, regime_exponent, verdict
 
 
 class QuadraticGame(SaddleObjective):
@@ -93,74 +100,141 @@ def auc_problem(n, rng, d=5, n_test=20_000):
     return objective, sample(n), sample(n_test)
 
 
-# Theoretical slope in n of what each solver's theory bounds (others: none stated here).
-THEORY = {
-    "output_perturbation": "gap -1..-2 (T4.4)",
-    "phased_output_perturbation": "primal -1/2..-1 (C4.9)",
-}
+def fit_slope(xs, ys):
+    """Least-squares slope of ``log y`` on ``log x`` and its standard error."""
+    x, y = np.log(np.asarray(xs, float)), np.log(np.maximum(np.asarray(ys, float), 1e-300))
+    if len(set(x)) < 2:
+        return float("nan"), float("nan")
+    coef, res = np.polyfit(x, y, 1), None
+    res = y - np.polyval(coef, x)
+    dof = len(x) - 2
+    se = math.sqrt(res @ res / dof / ((x - x.mean()) @ (x - x.mean()))) if dof > 0 else float("nan")
+    return float(coef[0]), se
 
 
-def slope(xs, ys):
-    xs, ys = np.log(np.asarray(xs, float)), np.log(np.maximum(np.asarray(ys, float), 1e-300))
-    return float(np.polyfit(xs, ys, 1)[0])
+class _SaddleValues:
+    """Population saddle value per test set (certified solve), cached: game's is fixed."""
+
+    def __init__(self):
+        self.cache = {}
+
+    def __call__(self, key, objective, data):
+        if key not in self.cache:
+            sol = Extragradient().solve_saddle(objective, data, 1e-9)
+            self.cache[key] = objective.value(sol.w, sol.v, data)
+        return self.cache[key]
 
 
-def saddle_value(objective, data):
-    """Population saddle value (certified solve of the SC-SC population objective)."""
-    sol = Extragradient().solve_saddle(objective, data, 1e-9)
-    return objective.value(sol.w, sol.v, data)
-
-
-def run(ns, epsilons, problems, seed=0, delta=1e-6, solvers=None):
-    rows = []
+def run(ns, epsilons, problems, seeds=(0,), delta=1e-6, solvers=None, out=None):
+    """Run every (problem, solver, epsilon, n, seed); return one record per run."""
     names = sorted(SOLVERS) if solvers is None else solvers
+    records, saddle = [], _SaddleValues()
+    sink = open(out, "a") if out else None
     for problem in problems:
         make = game_problem if problem == "game" else auc_problem
         for name in names:
             for eps in epsilons:
-                gaps, primal, times, evals = [], [], [], []
                 for n in ns:
-                    rng = np.random.default_rng(seed)
-                    objective, data, test = make(n, rng)
-                    solver = SOLVERS[name]()
-                    t0 = time.perf_counter()
-                    try:
-                        res = solver.solve(objective, data, PrivacyBudget(eps, delta),
-                                           np.random.default_rng(seed + 1))
-                    except (ValueError, RuntimeError) as exc:  # e.g. needs SC-SC
-                        print(f"{problem:5s} {name:28s} eps={eps:<4g} n={n:<7d} skipped: {exc}")
-                        break
-                    times.append(time.perf_counter() - t0)
-                    evals.append(res.n_grad_evals)
-                    gap = duality_gap(objective, test, res.w, res.v, tol=1e-7, max_iter=2000)
-                    gaps.append(gap.upper)
-                    primal.append(gap.primal[1] - saddle_value(objective, test))
-                    print(f"{problem:5s} {name:28s} eps={eps:<4g} n={n:<7d} gap={gaps[-1]:.3e} "
-                          f"primal={primal[-1]:.3e} "
-                          f"grad_evals={evals[-1]:<10d} time={times[-1]:.2f}s", flush=True)
-                if len(gaps) == len(ns):
-                    rows.append((problem, name, eps, slope(ns, gaps), slope(ns, primal),
-                                 slope(ns, times), slope(ns, evals)))
-    print("\nproblem solver                       eps   gap-slope  primal-slope  "
-          "theory                   time-exp  evals-exp")
-    for problem, name, eps, gs, ps, ts, es in rows:
-        print(f"{problem:7s} {name:28s} {eps:<5g} {gs:9.2f}  {ps:12.2f}  "
-              f"{THEORY.get(name, '-'):23s}  {ts:8.2f}  {es:9.2f}")
-    return rows
+                    for seed in seeds:
+                        objective, data, test = make(n, np.random.default_rng(seed))
+                        solver = SOLVERS[name]()
+                        wall, cpu = time.perf_counter(), time.process_time()
+                        try:
+                            res = solver.solve(objective, data, PrivacyBudget(eps, delta),
+                                               np.random.default_rng(seed + 1000))
+                        except (ValueError, RuntimeError) as exc:  # e.g. needs SC-SC
+                            print(f"{problem} {name} eps={eps:g} n={n} skipped: {exc}")
+                            continue
+                        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                        gap = duality_gap(objective, test, res.w, res.v, tol=1e-7, max_iter=2000)
+                        key = (problem,) if problem == "game" else (problem, n, seed)
+                        rec = {"problem": problem, "solver": name, "eps": eps, "n": n,
+                               "seed": seed, "gap": gap.upper,
+                               "primal": gap.primal[1] - saddle(key, objective, test),
+                               "grad_evals": int(res.n_grad_evals), "wall": wall, "cpu": cpu}
+                        records.append(rec)
+                        print(f"{problem:5s} {name:27s} eps={eps:<4g} n={n:<7d} seed={seed} "
+                              f"gap={rec['gap']:.3e} primal={rec['primal']:.3e} "
+                              f"evals={rec['grad_evals']:<9d} cpu={cpu:.2f}s wall={wall:.2f}s",
+                              flush=True)
+                        if sink:
+                            sink.write(json.dumps(rec) + "\n")
+                            sink.flush()
+    return records
+
+
+def summarize(records, delta=1e-6):
+    """Slope table (measured vs theorem) and the per-n means used in the docs."""
+    groups = {}
+    for r in records:
+        groups.setdefault((r["problem"], r["solver"], r["eps"]), []).append(r)
+    objectives = {"game": game_problem(2, np.random.default_rng(0))[0],
+                  "auc": auc_problem(2, np.random.default_rng(0), n_test=2)[0]}
+    print("\nSlopes of log(value) on log(n) over all seeds (+- standard error). 'measure' is what "
+          "the theorem bounds; 'regime' is the slope of the theorem's bound over the same n grid; "
+          "'*' = the registered configuration does not meet the theorem's conditions.")
+    print(f"{'problem':7s} {'solver':27s} {'eps':>4s} {'measure':7s} {'slope':>13s} "
+          f"{'regime':>6s} {'asym':>5s} {'verdict':8s} {'cpu-exp':>7s} {'wall-exp':>8s} "
+          f"{'evals-exp':>9s}  theorem")
+    table = []
+    for (problem, name, eps), rs in sorted(groups.items()):
+        ns = [r["n"] for r in rs]
+        grid = sorted(set(ns))
+        measure, theorem, asym, _, unmet = THEORY.get(name, ("gap", "-", float("nan"), None, ""))
+        s, se = fit_slope(ns, [r[measure] for r in rs])
+        cpu_exp = fit_slope(ns, [r["cpu"] for r in rs])[0]
+        wall_exp = fit_slope(ns, [r["wall"] for r in rs])[0]
+        evals_exp = fit_slope(ns, [r["grad_evals"] for r in rs])[0]
+        if name in THEORY:
+            regime = regime_exponent(name, objectives[problem], grid, eps, delta)
+            ok = verdict(s, regime) + ("*" if unmet else "")
+        else:
+            regime, ok = float("nan"), "-"
+        table.append((problem, name, eps, measure, s, se, regime, asym, ok, cpu_exp, wall_exp,
+                      evals_exp))
+        print(f"{problem:7s} {name:27s} {eps:4g} {measure:7s} {s:6.2f} +-{se:4.2f} "
+              f"{regime:6.2f} {asym:5.2f} {ok:8s} {cpu_exp:7.2f} {wall_exp:8.2f} "
+              f"{evals_exp:9.2f}  {theorem}")
+    unmet = {k: v[4] for k, v in THEORY.items() if v[4]}
+    print("\n* conditions not met by the registered configuration:")
+    for k, v in sorted(unmet.items()):
+        print(f"  {k}: {v}")
+    print("\nMeans over seeds (gap = population strong gap; primal = P(w) - Phi*; times in s):")
+    print(f"{'problem':7s} {'solver':27s} {'eps':>4s} {'n':>7s} {'gap':>9s} {'primal':>9s} "
+          f"{'evals':>10s} {'cpu':>7s} {'wall':>7s}")
+    cells = {}
+    for r in records:
+        cells.setdefault((r["problem"], r["solver"], r["eps"], r["n"]), []).append(r)
+    for (problem, name, eps, n), rs in sorted(cells.items()):
+        m = {k: float(np.mean([r[k] for r in rs])) for k in ("gap", "primal", "grad_evals",
+                                                             "cpu", "wall")}
+        print(f"{problem:7s} {name:27s} {eps:4g} {n:7d} {m['gap']:9.2e} {m['primal']:9.2e} "
+              f"{m['grad_evals']:10.3g} {m['cpu']:7.2f} {m['wall']:7.2f}")
+    return table
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="n in {1e3, 3e3, 1e4}")
+    parser.add_argument("--quick", action="store_true",
+                        help="n in {1e3, 3e3, 1e4}, one seed")
     parser.add_argument("--problems", nargs="+", default=["game", "auc"])
     parser.add_argument("--epsilons", nargs="+", type=float, default=[0.5, 1.0, 4.0])
     parser.add_argument("--solvers", nargs="+", default=None,
                         help="registered names (default: all of SOLVERS)")
     parser.add_argument("--ns", nargs="+", type=int, default=None)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", type=int, default=None, help="number of seeds (default 3)")
+    parser.add_argument("--out", default=None, help="append one JSON record per run here")
+    parser.add_argument("--summarize", default=None,
+                        help="only print the tables from a file written by --out")
     args = parser.parse_args(argv)
+    if args.summarize:
+        with open(args.summarize) as fh:
+            return summarize([json.loads(line) for line in fh if line.strip()])
     ns = [1000, 3000, 10_000] if args.quick else [1000, 3000, 10_000, 30_000, 100_000]
-    run(args.ns or ns, args.epsilons, args.problems, args.seed, solvers=args.solvers)
+    seeds = range(args.seeds or (1 if args.quick else 3))
+    records = run(args.ns or ns, args.epsilons, args.problems, seeds, solvers=args.solvers,
+                  out=args.out)
+    return summarize(records)
 
 
 if __name__ == "__main__":
