@@ -103,6 +103,12 @@ THEORY = {
 }
 
 
+# Exponent of the privacy term alone (measured as gap(eps) - gap(inf), same data and seed):
+# only where the noise-free run isolates the theorem's other term (the certified
+# solution of output perturbation does not depend on eps).
+PRIVACY_EXPONENT = {"output_perturbation": -2.0}
+
+
 def regime_exponent(name, objective, ns, eps, delta):
     """Least-squares slope of the theorem's bound over the measured ``n`` grid."""
     bound = THEORY[name][3]

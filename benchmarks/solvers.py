@@ -35,9 +35,9 @@ from skdpminimax.sets import L2Ball
 from skdpminimax.solvers import SOLVERS, Extragradient
 
 try:  # run as a script (benchmarks/ on sys.path) or imported as benchmarks.solvers
-    from _theory import THEORY, regime_exponent, verdict
+    from _theory import PRIVACY_EXPONENT, THEORY, regime_exponent, verdict
 except ImportError:
-    from benchmarks._theory import THEORY, regime_exponent, verdict
+    from benchmarks._theory import PRIVACY_EXPONENT, THEORY, regime_exponent, verdict
 
 
 class QuadraticGame(SaddleObjective):
@@ -195,6 +195,7 @@ def summarize(records, delta=1e-6):
         print(f"{problem:7s} {name:27s} {eps:4g} {measure:7s} {s:6.2f} +-{se:4.2f} "
               f"{regime:6.2f} {asym:5.2f} {ok:8s} {cpu_exp:7.2f} {wall_exp:8.2f} "
               f"{evals_exp:9.2f}  {theorem}")
+    privacy_rows(records)
     unmet = {k: v[4] for k, v in THEORY.items() if v[4]}
     print("\n* conditions not met by the registered configuration:")
     for k, v in sorted(unmet.items()):
@@ -211,6 +212,28 @@ def summarize(records, delta=1e-6):
         print(f"{problem:7s} {name:27s} {eps:4g} {n:7d} {m['gap']:9.2e} {m['primal']:9.2e} "
               f"{m['grad_evals']:10.3g} {m['cpu']:7.2f} {m['wall']:7.2f}")
     return table
+
+
+def privacy_rows(records):
+    """Slope of the privacy part ``gap(eps) - gap(inf)`` (paired by n and seed)."""
+    noise_free = {(r["problem"], r["solver"], r["n"], r["seed"]): r["gap"]
+                  for r in records if r["eps"] == np.inf}
+    groups = {}
+    for r in records:
+        key = (r["problem"], r["solver"], r["n"], r["seed"])
+        if r["solver"] in PRIVACY_EXPONENT and r["eps"] < np.inf and key in noise_free:
+            groups.setdefault((r["problem"], r["solver"], r["eps"]), []).append(
+                (r["n"], r["gap"] - noise_free[key]))
+    if groups:
+        print("\nPrivacy term alone, gap(eps) - gap(inf) on the same data and seed "
+              "(theorem's exponent of that term):")
+    for (problem, name, eps), pairs in sorted(groups.items()):
+        ns, diffs = zip(*pairs)
+        s, se = fit_slope(ns, diffs)
+        theory = PRIVACY_EXPONENT[name]
+        print(f"{problem:7s} {name:27s} {eps:4g} privacy {s:6.2f} +-{se:4.2f} {theory:6.2f} "
+              f"{'':5s} {verdict(s, theory):8s} (non-positive differences: "
+              f"{sum(d <= 0 for d in diffs)})")
 
 
 def main(argv=None):
