@@ -211,7 +211,28 @@ def summarize(records, delta=1e-6):
                                                              "cpu", "wall")}
         print(f"{problem:7s} {name:27s} {eps:4g} {n:7d} {m['gap']:9.2e} {m['primal']:9.2e} "
               f"{m['grad_evals']:10.3g} {m['cpu']:7.2f} {m['wall']:7.2f}")
+    guide_table(records)
     return table
+
+
+def guide_table(records, eps=1.0, ns=(10_000, 100_000)):
+    """Markdown rows for the docs' "which solver when" table (means over seeds)."""
+    cells = {}
+    for r in records:
+        if r["eps"] == eps and r["n"] in ns:
+            cells.setdefault((r["problem"], r["solver"], r["n"]), []).append(r)
+    lo, hi = ns
+    print(f"\n| problem | solver | gap n={lo:.0e} | gap n={hi:.0e} | primal n={hi:.0e} | "
+          f"grad evals n={hi:.0e} | CPU s n={hi:.0e} | wall s n={hi:.0e} |")
+    print("|---|---|---|---|---|---|---|---|")
+    for problem, name in sorted({k[:2] for k in cells}):
+        if (problem, name, lo) not in cells or (problem, name, hi) not in cells:
+            continue
+        mean = {n: {k: np.mean([r[k] for r in cells[(problem, name, n)]])
+                    for k in ("gap", "primal", "grad_evals", "cpu", "wall")} for n in ns}
+        print(f"| {problem} | {name} | {mean[lo]['gap']:.2e} | {mean[hi]['gap']:.2e} | "
+              f"{mean[hi]['primal']:.2e} | {mean[hi]['grad_evals']:.2g} | {mean[hi]['cpu']:.2f} | "
+              f"{mean[hi]['wall']:.2f} |")
 
 
 def privacy_rows(records):
