@@ -6,18 +6,21 @@ later are included), on
 * ``game``: a synthetic SC-SC quadratic game whose data term is linear in the data,
   so the population objective is the objective on the single row of population
   means: its strong gap is computed exactly (certified interval, upper end shown);
-* ``auc``: the square-loss AUC objective (``l2_reg=0.1``) on two Gaussian classes,
-  with the population gap estimated on a held-out sample (plug-in, conservative),
+* ``auc``: the square-loss AUC objective (``l2_reg=0.1``) on two Gaussian classes; its
+  data term is quadratic in ``x`` per class, so the population objective is the
+  objective on rows matching the population's class moments (:func:`auc_population`),
 
-it reports the strong gap, the primal part ``P(w) - Phi*`` (the only part the
-convex-strongly-concave phased variant guarantees: it releases a data-free ``v``), gradient evaluations and wall time for each ``n`` and
-``epsilon``, the fitted log-log slopes of gap and time against ``n``, and the
-theoretical slope where the theory states one (SC-SC output perturbation, seed 004
-Thm. 4.4: gap ``1/(mu n) + d log(1/delta)/(mu n^2 eps^2)``, i.e. between -1 and -2;
-phased C-SC, Cor. 4.9: primal part ``~ 1/sqrt(n) + sqrt(d)/(n eps)`` up to logs).
+it reports, over several seeds, the strong gap, the primal part ``P(w) - Phi*`` (the only
+part the convex-strongly-concave phased variant guarantees: it releases a data-free
+``v``), gradient evaluations, CPU (``time.process_time``) and wall time for each ``n``
+and ``epsilon``; the fitted log-log slopes (with standard errors) against ``n``; and,
+next to each slope, the exponent of the solver's theorem over the same ``n`` grid with a
+within-0.15 verdict (:mod:`_theory`). With ``--epsilons inf`` runs of output
+perturbation in the records it also fits the privacy term ``gap(eps) - gap(inf)`` alone.
 
-Run ``python benchmarks/solvers.py --quick`` (n in 1e3..1e4) or without ``--quick``
-(n in 1e3..1e5). No data files are needed.
+Run ``python benchmarks/solvers.py --quick`` (n in 1e3..1e4, one seed) or without
+``--quick`` (n in 1e3..1e5, three seeds); ``--out`` appends JSON records and
+``--summarize FILE`` prints the tables from them. No data files are needed.
 """
 
 import argparse
