@@ -249,3 +249,13 @@ def test_user_base_solver_returning_nan_is_recovered(game):
     res = OutputPerturbation(base_solver=Broken()).solve(reg, data, INF, np.random.default_rng(0))
     dist = math.sqrt(np.sum((res.w - ws) ** 2) + np.sum((res.v - vs) ** 2))
     assert dist <= math.sqrt(res.info["target"] / 0.5)
+
+
+def test_release_is_projected_onto_the_sets(game):
+    """Huge noise (tiny epsilon) must still give a feasible point; noise-free runs unchanged."""
+    objective, data = game
+    sc = BilinearGame(objective.M, radius_w=0.5, radius_v=0.5, mu_w=0.7, mu_v=1.3)
+    res = OutputPerturbation().solve(sc, data, PrivacyBudget(1e-3, 1e-6), np.random.default_rng(3))
+    assert res.info["sigma_w"] > 10 * 0.5  # the unprojected release would leave the ball
+    assert np.linalg.norm(res.w) <= 0.5 + 1e-12 and np.linalg.norm(res.v) <= 0.5 + 1e-12
+    assert np.linalg.norm(res.w) == pytest.approx(0.5)  # it was projected, not clipped to 0

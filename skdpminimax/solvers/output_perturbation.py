@@ -154,7 +154,8 @@ class OutputPerturbation(_OutputPerturbationBase):
     Thm. 8) for the whole ``(epsilon, delta)``, which is tighter than the paper's split
     of ``(epsilon/2, delta/2)`` per block (Thm. 4.4) and valid for ``epsilon >= 1``.
     The strong convexity and gradient bounds must come from public constants. Only
-    the noisy point is released; ``n_iter`` is 1.
+    the noisy point is released, projected onto the sets (post-processing); ``n_iter``
+    is 1.
     """
 
     def __init__(self, base_solver=None, accuracy_ratio=0.1):
@@ -187,6 +188,9 @@ class OutputPerturbation(_OutputPerturbationBase):
         mu_w, mu_v = objective.strong_convexity()
         w_out = w + noise_rng.standard_normal(w.shape) * sigma / math.sqrt(mu_w)
         v_out = v + noise_rng.standard_normal(v.shape) * sigma / math.sqrt(mu_v)
+        # Post-processing: projecting onto the (public) sets keeps the release feasible
+        # and cannot move it farther from any feasible point, the saddle point included.
+        w_out, v_out = objective.primal_set.project(w_out), objective.dual_set.project(v_out)
         return SolverResult(
             w=w_out, v=v_out, n_iter=1, calibration=calibration, n_grad_evals=evals,
             info={"sigma_w": sigma / math.sqrt(mu_w), "sigma_v": sigma / math.sqrt(mu_v),
