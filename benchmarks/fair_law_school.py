@@ -32,7 +32,7 @@ from sklearn.metrics import mean_squared_error  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
 from skdpminimax import DPGroupFairRegressor  # noqa: E402
-from skdpminimax.metrics_group import demographic_parity_gap, worst_group_loss  # noqa: E402
+from skdpminimax.metrics import demographic_parity_gap, worst_group_loss  # noqa: E402
 from skdpminimax.solvers import NoisySGDA  # noqa: E402
 
 BOUNDS = (-4.0, 4.0)  # public: ZFYA is a z-score

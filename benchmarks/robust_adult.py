@@ -26,7 +26,7 @@ from diffprivlib.accountant import BudgetAccountant  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 
 from skdpminimax import DPRobustClassifier  # noqa: E402
-from skdpminimax.metrics_group import group_accuracy  # noqa: E402
+from skdpminimax.metrics import group_accuracy  # noqa: E402
 from skdpminimax.solvers import NoisySGDA  # noqa: E402
 
 # Solver settings (picked on the validation split): clip_v="auto" clips an example's

@@ -16,7 +16,12 @@ import skdpminimax
 import skdpminimax.estimators
 
 # Estimators whose page is written by hand (docs/estimators/<page>.rst).
-HANDWRITTEN_ESTIMATORS = {"DPAUCMaximizer": "dp_auc_maximizer"}
+HANDWRITTEN_ESTIMATORS = {
+    "DPAUCMaximizer": "dp_auc_maximizer",
+    "DPRobustClassifier": "dp_robust_classifier",
+    "DPGroupFairRegressor": "dp_group_fair_regressor",
+    "DPSaddleEstimator": "dp_saddle_estimator",
+}
 
 
 def _public_modules():

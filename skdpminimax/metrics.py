@@ -1,4 +1,6 @@
-r"""Diagnostics for saddle problems: empirical strong and weak duality gaps.
+r"""Evaluation metrics: duality gaps of saddle problems, and group metrics.
+
+**Duality gaps**: empirical strong and weak duality gaps.
 
 For a candidate ``(w, v)`` and an objective :math:`\Phi` on some data (training data
 for the empirical gap, held-out data for a plug-in estimate of the population gap),
@@ -22,15 +24,37 @@ so report both ends.
 - :func:`weak_duality_gap`: :math:`\max_v \frac1R\sum_r \Phi(w_r, v) - \min_w
   \frac1R \sum_r \Phi(w, v_r)`, the expectation inside the max/min. It is ``<=`` the
   strong gap and can be much smaller (seed 001, Prop. 13: 0 versus 2).
+
+**Group metrics**: per-group loss and accuracy, worst-group values and the
+demographic-parity gap (:func:`group_metric`, :func:`group_accuracy`, :func:`group_loss`,
+:func:`worst_group_accuracy`, :func:`worst_group_loss`,
+:func:`demographic_parity_gap`). They take ``sensitive_features`` (1-D, or 2-D for
+intersections of attributes, as in fairlearn) and return plain Python / numpy values.
+Like the gaps, these are evaluation tools: computed on data, they are *not* private.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.metrics import accuracy_score, mean_squared_error
 
+from skdpminimax.estimators._groups import encode_groups
 from skdpminimax.solvers.certificates import linear_gap
 
-__all__ = ["GapInterval", "duality_gap", "strong_duality_gap", "weak_duality_gap"]
+__all__ = [
+    # duality gaps
+    "GapInterval",
+    "duality_gap",
+    "strong_duality_gap",
+    "weak_duality_gap",
+    # group metrics
+    "group_metric",
+    "group_accuracy",
+    "group_loss",
+    "worst_group_accuracy",
+    "worst_group_loss",
+    "demographic_parity_gap",
+]
 
 
 @dataclass(frozen=True)
@@ -171,3 +195,64 @@ def weak_duality_gap(objective, data, points, *, tol=1e-8, max_iter=10_000):
     primal = _primal_value(objective, data, [w for w, _ in points], tol, max_iter)
     dual = _dual_value(objective, data, [v for _, v in points], tol, max_iter)
     return _interval(primal, dual)
+
+
+# ---- group metrics ------------------------------------------------------------
+
+def group_metric(metric, y_true, y_pred, *, sensitive_features):
+    """``{group: metric(y_true[g], y_pred[g])}`` for every group present.
+
+    Parameters
+    ----------
+    metric : callable ``(y_true, y_pred) -> float``
+    y_true, y_pred : array-like of shape (n_samples, ...)
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_attrs)
+
+    Returns
+    -------
+    values : dict
+    """
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    if y_true.shape[0] != y_pred.shape[0]:
+        raise ValueError(f"y_true has {y_true.shape[0]} rows, y_pred {y_pred.shape[0]}.")
+    codes, labels = encode_groups(sensitive_features, y_true.shape[0])
+    return {label: float(metric(y_true[codes == k], y_pred[codes == k]))
+            for k, label in enumerate(labels)}
+
+
+def group_accuracy(y_true, y_pred, *, sensitive_features):
+    """Accuracy of each group."""
+    return group_metric(accuracy_score, y_true, y_pred, sensitive_features=sensitive_features)
+
+
+def group_loss(y_true, y_pred, *, sensitive_features, loss=mean_squared_error):
+    """Mean loss of each group (default: mean squared error)."""
+    return group_metric(loss, y_true, y_pred, sensitive_features=sensitive_features)
+
+
+def worst_group_accuracy(y_true, y_pred, *, sensitive_features):
+    """Smallest per-group accuracy."""
+    return min(group_accuracy(y_true, y_pred, sensitive_features=sensitive_features).values())
+
+
+def worst_group_loss(y_true, y_pred, *, sensitive_features, loss=mean_squared_error):
+    """Largest per-group mean loss."""
+    return max(group_loss(y_true, y_pred, sensitive_features=sensitive_features,
+                          loss=loss).values())
+
+
+def demographic_parity_gap(y_pred, *, sensitive_features, reference="max_min"):
+    """Demographic parity gap of predictions (scores or 0/1 decisions).
+
+    ``reference="max_min"``: ``max_a E[h | a] - min_a E[h | a]`` (fairlearn's
+    ``demographic_parity_difference`` for 0/1 decisions); ``"overall"``:
+    ``max_a |E[h | a] - E[h]|``, the quantity :class:`DPGroupFairRegressor` bounds.
+    """
+    y_pred = np.asarray(y_pred, dtype=float)
+    means = np.array(list(group_metric(lambda _, p: p.mean(), y_pred, y_pred,
+                                       sensitive_features=sensitive_features).values()))
+    if reference == "max_min":
+        return float(means.max() - means.min())
+    if reference == "overall":
+        return float(np.max(np.abs(means - y_pred.mean())))
+    raise ValueError(f"reference must be 'max_min' or 'overall', got {reference!r}.")

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from skdpminimax.metrics_group import (
+from skdpminimax.metrics import (
     demographic_parity_gap,
     group_accuracy,
     group_loss,

@@ -16,7 +16,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdpminimax import DPGroupFairRegressor, DPRobustClassifier
-from skdpminimax.metrics_group import demographic_parity_gap, worst_group_loss
+from skdpminimax.metrics import demographic_parity_gap, worst_group_loss
 from skdpminimax.sets import Simplex
 from skdpminimax.solvers import NoisySGDA
 
