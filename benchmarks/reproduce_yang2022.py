@@ -143,12 +143,15 @@ def make_solver(method, steps, epochs, clip):
     if method == "nseg":
         if NoisyExtragradient is None:
             return None
-        # The paper's NSEG uses one noise scale for both blocks and the averaged output.
-        params = NoisyExtragradient().get_params()
-        kwargs = {k: v for k, v in common.items() if k in params}
-        if "noise_allocation" in params:
-            kwargs["noise_allocation"] = "equal"
-        return NoisyExtragradient(**kwargs)
+        # The paper ran NSEG over 15 epochs of batch-64 mini-batches: multi-pass mode.
+        # Poisson sampling is the sampler the add/remove PLD accountant assumes (as for
+        # DP-SGDA). One noise multiplier for both blocks, as the paper's single sigma.
+        # An "epoch" is n gradient evaluations: T = ceil(15 n / (2 * 64)) iterations of two
+        # releases each, the same gradient (and privacy) budget as DP-SGDA's 15 epochs.
+        # One step size for both blocks (NSEG has one; the paper's are equal too).
+        common.pop("dual_step_size")
+        return NoisyExtragradient(mode="multi_pass", sampler="poisson", noise_allocation="equal",
+                                  accounting="pld", **common)
     return NoisySGDA(**common, average="last" if method == "sgda-mlp" else "uniform")
 
 
