@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 from skdpminimax import DPAUCMaximizer  # noqa: E402
 from skdpminimax.datasets import load_ijcnn1, load_mnist_binary  # noqa: E402
+from skdpminimax.privacy import PrivacyBudget  # noqa: E402
 from skdpminimax.solvers import NoisySGDA  # noqa: E402
 
 try:  # implemented in parallel; the cells are marked n/a without it
@@ -130,10 +131,20 @@ def converted_steps(method, dataset, n, p):
     return lr_w / factor, lr_v / factor
 
 
-def load(dataset, data_dir):
+# The paper's 5-vs-5 partition is not published. We fix one a priori: the first five
+# classes {0..4} positive (--positive-classes to change it). The spread of the best
+# linear square-loss AUC over all 126 partitions is 89.5-98.1 (MNIST) and ~91-99
+# (Fashion-MNIST), far wider than any DP effect: see docs/benchmarks.md.
+POSITIVE_CLASSES = (0, 1, 2, 3, 4)
+# Bump when a hyper-parameter or the split changes: results logged under another tag
+# are ignored (the JSON-lines log stays resumable for the current configuration).
+CONFIG_TAG = "v2"
+
+
+def load(dataset, data_dir, positive_classes=POSITIVE_CLASSES):
     if dataset == "ijcnn1":
         return load_ijcnn1(data_dir, random_state=0)
-    return load_mnist_binary(data_dir, dataset, random_state=0)
+    return load_mnist_binary(data_dir, dataset, positive_classes=positive_classes)
 
 
 def make_solver(method, steps, epochs, clip):
@@ -153,6 +164,25 @@ def make_solver(method, steps, epochs, clip):
         return NoisyExtragradient(mode="multi_pass", sampler="poisson", noise_allocation="equal",
                                   accounting="pld", **common)
     return NoisySGDA(**common, average="last" if method == "sgda-mlp" else "uniform")
+
+
+def noise_adapted_steps(steps, solver, model, n_samples, n_features, budget):
+    """Shrink the step sizes by ``1 + d (z_w s / m)^2``, the primal noise energy of one
+    step relative to the clipped gradient's (``d`` primal dimension, ``z_w`` its noise
+    multiplier, ``s`` sensitivity factor, ``m`` batch size).
+
+    A rule on public quantities only (the calibration is data-free), the same for every
+    cell; it leaves the noiseless and low-noise cells unchanged and cuts the step
+    where the per-step noise dominates (epsilon = 0.1 on 784-d images: ~6x).
+    """
+    if not budget.is_private:
+        return steps
+    _, train_budget = model._split_budget(budget)
+    probe = model._make_objective(n_features, model.data_norm, {"pos_ratio": 0.5})
+    cal = solver.calibrate(probe, n_samples, train_budget)
+    z_w = cal.block_noise_multipliers[0]
+    energy = probe.n_primal * (z_w / BATCH) ** 2  # Poisson: sensitivity factor 1
+    return tuple(step / (1.0 + energy) for step in steps)
 
 
 def run_cell(method, dataset, epsilon, delta, seed, data):
@@ -181,6 +211,12 @@ def run_cell(method, dataset, epsilon, delta, seed, data):
         solver=solver,
         random_state=seed,
     )
+    if method != "sgda-mlp":
+        steps = noise_adapted_steps(steps, solver, model, n, X_train.shape[1],
+                                    PrivacyBudget(epsilon, model.delta))
+        solver.set_params(step_size=steps[0])
+        if "dual_step_size" in solver.get_params():
+            solver.set_params(dual_step_size=steps[1])
     start = time.perf_counter()
     model.fit(X_train, y_train)
     seconds = time.perf_counter() - start
@@ -191,7 +227,7 @@ def run_cell(method, dataset, epsilon, delta, seed, data):
         "auc": auc, "seconds": seconds, "n_iter": int(model.n_iter_),
         "z": float(cal.noise_multiplier),
         "z_blocks": [float(z) for z in (cal.block_noise_multipliers or (0.0, 0.0))],
-        "step_size": list(steps), "clip": clip,
+        "step_size": list(steps), "clip": clip, "config": CONFIG_TAG,
     }
 
 
@@ -215,6 +251,8 @@ def load_results(path):
         for line in path.read_text().splitlines():
             if line.strip():
                 r = json.loads(line)
+                if r.get("config", "v1") != CONFIG_TAG:
+                    continue
                 r["epsilon"] = float(r["epsilon"])
                 done[_key(r)] = r
     return done
@@ -300,6 +338,8 @@ def main(argv=None):
     parser.add_argument("--no-original", action="store_true")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--results", default=str(ROOT / "benchmarks" / "results_yang2022.jsonl"))
+    parser.add_argument("--positive-classes", nargs=5, type=int, default=list(POSITIVE_CLASSES),
+                        help="positive group of the MNIST-type 5-vs-5 tasks (default 0 1 2 3 4)")
     parser.add_argument("--markdown", default=None, help="write the table to this file")
     parser.add_argument("--plot", default=None, help="write the AUC-vs-epsilon plot here")
     args = parser.parse_args(argv)
@@ -309,6 +349,9 @@ def main(argv=None):
         args.epsilons = [0.1, 1.0, 10.0]
         args.deltas = [1e-6]
         args.seeds = min(args.seeds, 2)
+    global CONFIG_TAG
+    if tuple(args.positive_classes) != POSITIVE_CLASSES:
+        CONFIG_TAG += "-pos" + "".join(map(str, sorted(args.positive_classes)))
     original = not args.no_original
     seeds = list(range(args.seeds))
     results_path = Path(args.results)
@@ -324,7 +367,7 @@ def main(argv=None):
             if key in results:
                 continue
             if dataset not in data_cache:
-                data_cache[dataset] = load(dataset, args.data_dir)
+                data_cache[dataset] = load(dataset, args.data_dir, args.positive_classes)
             r = run_cell(method, dataset, epsilon, delta, seed, data_cache[dataset])
             results[key] = r
             with results_path.open("a") as f:
