@@ -148,6 +148,12 @@ POSITIVE_CLASSES = (0, 1, 2, 3, 4)
 # Bump when a hyper-parameter or the split changes: results logged under another tag
 # are ignored (the JSON-lines log stays resumable for the current configuration).
 CONFIG_TAG = "v3"
+# The MLP's rules changed after the linear table was started: its own suffix.
+MLP_TAG = "-mlp2"
+
+
+def config_tag(method):
+    return CONFIG_TAG + (MLP_TAG if method == "sgda-mlp" else "")
 
 
 def load(dataset, data_dir, positive_classes=POSITIVE_CLASSES):
@@ -198,14 +204,15 @@ def adapt_to_noise(method, solver, model, n_samples, n_features, budget):
 
     Linear: step sizes divided by ``1 + E`` (E = :func:`primal_noise_energy`): no change
     without noise, ~6x smaller at epsilon = 0.1 on 784-d images. MLP (6,144 primal
-    parameters, E ~ 40 at epsilon = 0.1): clip norms divided by ``sqrt(1 + E)``, which
-    keeps the noise std ``z_w C / m`` of the mean below the clipped signal; a small
-    step alone did not help (validation, docs/benchmarks.md).
+    parameters, E ~ 40 at epsilon = 0.1): clip norms divided by ``sqrt(max(1, E))``,
+    which keeps the noise norm ``sqrt(d) z_w C / m`` of the mean at most the base clip;
+    a small step alone did not help (validation, docs/benchmarks.md).
     """
     energy = primal_noise_energy(solver, model, n_samples, n_features, budget)
     params = solver.get_params()
     if method == "sgda-mlp":
-        shrink = math.sqrt(1.0 + energy)
+        # Cap the noise energy of a step at the clip scale: no change while E <= 1.
+        shrink = math.sqrt(max(1.0, energy))
         solver.set_params(clip_w=params["clip_w"] / shrink, clip_v=params["clip_v"] / shrink)
     else:
         solver.set_params(step_size=params["step_size"] / (1.0 + energy))
@@ -262,7 +269,8 @@ def run_cell(method, dataset, epsilon, delta, seed, data):
         "z_blocks": [float(z) for z in (cal.block_noise_multipliers or (0.0, 0.0))],
         "step_size": [solver.get_params()["step_size"],
                       solver.get_params().get("dual_step_size", solver.get_params()["step_size"])],
-        "clip": solver.get_params()["clip_w"], "noise_energy": energy, "config": CONFIG_TAG,
+        "clip": solver.get_params()["clip_w"], "noise_energy": energy,
+        "config": config_tag(method),
     }
 
 
@@ -286,7 +294,7 @@ def load_results(path):
         for line in path.read_text().splitlines():
             if line.strip():
                 r = json.loads(line)
-                if r.get("config", "v1") != CONFIG_TAG:
+                if r.get("config", "v1") != config_tag(r["method"]):
                     continue
                 r["epsilon"] = float(r["epsilon"])
                 done[_key(r)] = r
