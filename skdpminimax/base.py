@@ -114,8 +114,8 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         probe_calibration = solver.calibrate(probe, X.shape[0], train_budget)
         # Private constants are released under the solver's neighbouring relation
         # (replace-one doubles a histogram's L1 sensitivity); unknown means replace-one.
-        self._neighboring_relation = getattr(probe_calibration, "neighboring_relation",
-                                             "replace-one")
+        task_data = {**task_data, "neighboring_relation": getattr(
+            probe_calibration, "neighboring_relation", "replace-one")}
 
         accountant.spend(budget.epsilon, budget.delta)
         rng = resolve_rng(self.random_state)

@@ -146,7 +146,7 @@ class GroupRatiosMixin:
             return {"group_ratios": self._public_group_ratios}
         codes = task_data["groups"]
         n, k = codes.shape[0], len(self.groups_)
-        relation = getattr(self, "_neighboring_relation", "replace-one")
+        relation = task_data.get("neighboring_relation", "replace-one")
         epsilon = budget.epsilon / (1.0 if relation == "add/remove-one" else 2.0)
         counts = np.bincount(codes, minlength=k)
         noisy = np.array([max(1, private_count(c, n, epsilon, rng)) for c in counts], float)

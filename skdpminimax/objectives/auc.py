@@ -110,8 +110,8 @@ class SquareLossAUC(SaddleObjective):
     def clipped_grad_sums(self, w, v, data, clip_w, clip_v):
         # Per-example primal norm^2 = g_h^2 ||grad h||^2 + g_centre^2: no need to form
         # the (m, dim w) matrix, which matters for wide scorers.
+        data = self.prepare(data)  # once: _grad_parts reuses the precomputed columns
         theta, _, _, _, g_h, g_centre, g_alpha = self._grad_parts(w, v, data)
-        data = self.prepare(data)
         grad_h_norms = self.scorer.grad_norms(theta, data.X, data.aux[:, 2])
         norms = np.hypot(g_h * grad_h_norms, g_centre)  # hypot: no overflow
         scale = np.minimum(1.0, clip_w / np.maximum(norms, 1e-300))
