@@ -38,7 +38,15 @@ _CHUNK_STEPS = 1024
 
 
 class _Sampler:
-    """Common interface: ``batches(rng, n_steps)`` and ``dp_event(noise_multiplier)``."""
+    """Common interface: ``batches(rng, n_steps)``, ``batch_chunks(rng, n_steps, chunk_steps)``
+    and ``dp_event(noise_multiplier)``.
+
+    ``batch_chunks`` yields the batches of up to ``chunk_steps`` consecutive steps at
+    once as ``(indices, starts, stops)``: step ``j`` of the chunk uses rows
+    ``indices[starts[j]:stops[j]]`` (``indices`` is ``None`` when every step uses all
+    rows). ``batches`` yields the same batches one step at a time, from the same
+    random draws.
+    """
 
     name = None
     neighboring_relation = None
@@ -68,6 +76,23 @@ class _Sampler:
         """Releases among ``n_steps`` that one example can affect (compositions to account)."""
         return int(n_steps)
 
+    def batches(self, rng, n_steps):
+        """Index array (or ``None`` = all rows) of each of ``n_steps`` steps."""
+        for indices, starts, stops in self.batch_chunks(rng, n_steps):
+            if indices is None:
+                yield from (None for _ in starts)
+            else:
+                yield from (indices[a:b] for a, b in zip(starts.tolist(), stops.tolist()))
+
+    def batch_chunks(self, rng, n_steps, chunk_steps=_CHUNK_STEPS):
+        """Batches of ``n_steps`` steps in chunks of at most ``chunk_steps`` (see class doc)."""
+        chunk_steps = max(1, int(chunk_steps))
+        for first in range(0, n_steps, chunk_steps):
+            yield self._chunk(rng, min(chunk_steps, n_steps - first))
+
+    def _chunk(self, rng, steps):
+        raise NotImplementedError
+
     def key(self):
         """Hashable description, used to cache calibrations."""
         return (self.name, self.n_samples, self.batch_size)
@@ -86,9 +111,9 @@ class FullBatch(_Sampler):
     def __init__(self, n_samples, batch_size=None):
         super().__init__(n_samples, None)
 
-    def batches(self, rng, n_steps):
-        for _ in range(n_steps):
-            yield None  # None means "all rows"
+    def _chunk(self, rng, steps):
+        # None means "all rows": no index array of size n per step
+        return None, np.zeros(steps, dtype=np.intp), np.full(steps, self.n_samples, np.intp)
 
     def dp_event(self, noise_multiplier):
         # Non-subsampled Gaussian: the relation only enters through the sensitivity
@@ -107,14 +132,8 @@ class PoissonSampler(_Sampler):
     neighboring_relation = "add/remove-one"
     sensitivity_factor = 1.0
 
-    def batches(self, rng, n_steps):
+    def _chunk(self, rng, steps):
         n, q = self.n_samples, self.sample_rate
-        for first in range(0, n_steps, _CHUNK_STEPS):
-            steps = min(_CHUNK_STEPS, n_steps - first)
-            yield from self._chunk(rng, n, q, steps)
-
-    @staticmethod
-    def _chunk(rng, n, q, steps):
         # Independent Bernoulli(q) trials over the stream of steps * n (step, example)
         # pairs; the gaps between successes are i.i.d. geometric, so draw those.
         total = steps * n
@@ -126,9 +145,7 @@ class PoissonSampler(_Sampler):
             positions = np.concatenate([positions, positions[-1] + more])
         positions = positions[positions < total]
         bounds = np.searchsorted(positions, np.arange(steps + 1) * n)
-        indices = positions % n
-        for t in range(steps):
-            yield indices[bounds[t] : bounds[t + 1]]
+        return positions % n, bounds[:-1], bounds[1:]
 
     def dp_event(self, noise_multiplier):
         return dp_accounting.PoissonSampledDpEvent(
@@ -148,15 +165,14 @@ class WithoutReplacementSampler(_Sampler):
     sensitivity_factor = 2.0
     accountings = ("rdp",)
 
-    def batches(self, rng, n_steps):
+    def _chunk(self, rng, steps):
         n, m = self.n_samples, self.batch_size
-        for first in range(0, n_steps, _CHUNK_STEPS):
-            steps = min(_CHUNK_STEPS, n_steps - first)
-            if m * m <= n:
-                block = self._distinct_rows(rng, n, m, steps)
-            else:
-                block = np.stack([rng.choice(n, m, replace=False) for _ in range(steps)])
-            yield from block
+        if m * m <= n:
+            block = self._distinct_rows(rng, n, m, steps)
+        else:
+            block = np.stack([rng.choice(n, m, replace=False) for _ in range(steps)])
+        starts = np.arange(steps, dtype=np.intp) * m
+        return block.ravel(), starts, starts + m
 
     @staticmethod
     def _distinct_rows(rng, n, m, steps):
@@ -207,12 +223,14 @@ class DisjointBatches(_Sampler):
         self._check_steps(n_steps)
         return 1
 
-    def batches(self, rng, n_steps):
+    def batch_chunks(self, rng, n_steps, chunk_steps=_CHUNK_STEPS):
+        # One permutation for the whole run, cut into consecutive disjoint batches.
         self._check_steps(n_steps)
         order = rng.permutation(self.n_samples)
-        m = self.batch_size
-        for t in range(n_steps):
-            yield order[t * m : (t + 1) * m]
+        m, chunk_steps = self.batch_size, max(1, int(chunk_steps))
+        for first in range(0, n_steps, chunk_steps):
+            starts = np.arange(first, min(first + chunk_steps, n_steps), dtype=np.intp) * m
+            yield order, starts, starts + m
 
     def dp_event(self, noise_multiplier):
         # Not subsampled: an example's batch is fixed once the permutation is drawn,

@@ -98,32 +98,54 @@ class NoisyGradientOracle:
         self.rng = rng
         self.n_grad_evals = 0
         self.n_calls = 0
+        self._n_drawn = 0  # noise rows handed out by __call__
         self._noise = None
 
-    def _next_noise(self, dim_w, dim_v):
-        chunk = max(1, min(_NOISE_CHUNK, _NOISE_FLOATS // (dim_w + dim_v)))
-        k = self.n_calls % chunk
-        if k == 0:
-            # noise of the mean, i.e. of the sum divided by the normaliser
-            std = np.concatenate([np.full(dim_w, self.std_w), np.full(dim_v, self.std_v)])
-            std *= self.inv_normalizer
-            self._noise = self.rng.standard_normal((chunk, dim_w + dim_v)) * std
-        row = self._noise[k]
-        return row[:dim_w], row[dim_w:]
+    @property
+    def noisy(self):
+        """Whether calls add noise (``False`` for an infinite budget)."""
+        return self.std_w > 0 or self.std_v > 0
 
-    def __call__(self, w, v, idx):
-        """Noisy gradients at ``(w, v)`` on rows ``idx`` (``None`` = all rows)."""
+    def max_chunk(self, dim_w, dim_v):
+        """Most calls whose noise is drawn at once (memory stays near ``_NOISE_FLOATS``)."""
+        return max(1, min(_NOISE_CHUNK, _NOISE_FLOATS // (dim_w + dim_v)))
+
+    def noise_block(self, n_calls, dim_w, dim_v):
+        """Noise of the next ``n_calls`` releases, shape ``(n_calls, dim_w + dim_v)``.
+
+        Row ``j`` is what call ``j`` adds to ``(g_w, g_v)`` concatenated: the noise
+        of the clipped *sum* divided by the normaliser. ``None`` without noise.
+        """
+        if not self.noisy:
+            return None
+        std = np.concatenate([np.full(dim_w, self.std_w), np.full(dim_v, self.std_v)])
+        return self.rng.standard_normal((n_calls, dim_w + dim_v)) * (std * self.inv_normalizer)
+
+    def noisy_grads(self, w, v, idx, noise):
+        """Noisy gradients at ``(w, v)`` on rows ``idx`` (``None`` = all rows) with the
+        given noise row (from :meth:`noise_block`; ``None`` without noise)."""
         batch = self.data.take(idx)
         sw, sv = self.objective.clipped_grad_sums(w, v, batch, self.clip_w, self.clip_v)
         g_w = sw * self.inv_normalizer  # new arrays: the objective's are left untouched
         g_v = sv * self.inv_normalizer
-        if self.std_w > 0:
-            nw, nv = self._next_noise(sw.size, sv.size)
-            g_w += nw
-            g_v += nv
+        if noise is not None:
+            g_w += noise[: sw.size]
+            g_v += noise[sw.size :]
         self.n_calls += 1
         self.n_grad_evals += batch.n_samples
         rw, rv = self.objective.reg_grad(w, v)
         g_w += rw
         g_v += rv
         return g_w, g_v
+
+    def __call__(self, w, v, idx):
+        """Noisy gradients at ``(w, v)`` on rows ``idx``, drawing the noise as needed."""
+        noise = None
+        if self.noisy:
+            chunk = self.max_chunk(w.size, v.size)
+            k = self._n_drawn % chunk
+            if k == 0:
+                self._noise = self.noise_block(chunk, w.size, v.size)
+            noise = self._noise[k]
+            self._n_drawn += 1
+        return self.noisy_grads(w, v, idx, noise)

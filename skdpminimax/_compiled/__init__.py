@@ -1,0 +1,37 @@
+"""Optional compiled (numba) step kernels for the hottest solver loops.
+
+A kernel runs a chunk of :class:`~skdpminimax.solvers.NoisySGDA` steps for one
+objective family without returning to Python between steps. It is a second
+implementation of code that exists in numpy (the objective's clipped gradient sums,
+the oracle's noise and regulariser arithmetic, the sets' projections) and is tested
+to agree with it step for step on the same batches and the same noise draws
+(tests/test_compiled.py). It changes nothing about privacy: batches, noise and clip
+norms come from the same sampler, oracle and calibration as the numpy path, which
+the kernel only consumes.
+
+numba is optional (``pip install "skdpminimax[fast]"``). Without it, or for an
+objective that has no kernel, solvers run their numpy loop.
+"""
+
+import importlib.util
+
+__all__ = ["numba_available", "sgda_kernel"]
+
+
+def numba_available():
+    """Whether numba can be imported (without importing it)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def sgda_kernel(objective, oracle):
+    """A compiled NoisySGDA chunk runner for ``objective``, or ``None`` if there is none.
+
+    The runner is called as ``run(w, v, sum_w, sum_v, indices, starts, stops, noise,
+    etas_w, etas_v, first_averaged)`` and updates ``w, v, sum_w, sum_v`` in place;
+    the arguments mean what they mean in ``NoisySGDA.solve``.
+    """
+    if not numba_available():
+        return None
+    from skdpminimax._compiled.auc_linear import linear_auc_sgda_kernel
+
+    return linear_auc_sgda_kernel(objective, oracle)
