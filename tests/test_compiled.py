@@ -14,7 +14,8 @@ from skdpminimax.sets import Box, L2Ball, ProductSet, Reals, Simplex
 from skdpminimax.solvers import NoisySGDA
 
 numba = pytest.importorskip("numba")
-from skdpminimax._compiled.projections import flat_set, project_flat  # noqa: E402
+from skdpminimax._compiled.glue import flat_set  # noqa: E402
+from skdpminimax._compiled.kernels import project_flat  # noqa: E402
 
 
 def auc_problem(seed=0, n=400, d=6, l2=0.1, radius=3.0, scorer=None):

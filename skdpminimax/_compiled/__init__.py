@@ -32,6 +32,6 @@ def sgda_kernel(objective, oracle):
     """
     if not numba_available():
         return None
-    from skdpminimax._compiled.auc_linear import linear_auc_sgda_kernel
+    from skdpminimax._compiled.glue import linear_auc_runner
 
-    return linear_auc_sgda_kernel(objective, oracle)
+    return linear_auc_runner(objective, oracle)

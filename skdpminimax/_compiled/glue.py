@@ -1,0 +1,65 @@
+"""Python side of the compiled kernels: eligibility checks and argument packing."""
+
+import numpy as np
+
+from skdpminimax.objectives.auc import SquareLossAUC
+from skdpminimax.objectives.scorers import LinearScorer
+from skdpminimax.sets import Box, L2Ball, ProductSet, Reals
+
+__all__ = ["flat_set", "linear_auc_runner"]
+
+
+def flat_set(the_set, dim):
+    """The ``(k, 5)`` flat encoding of ``the_set`` in dimension ``dim`` (see
+    :mod:`skdpminimax._compiled.kernels`), or ``None`` when it has none."""
+    if isinstance(the_set, ProductSet):
+        if the_set.dim != dim:
+            return None
+        parts = the_set.parts
+    else:
+        parts = [(dim, the_set)]
+    rows, start = [], 0
+    for size, s in parts:
+        if isinstance(s, Reals):
+            row = (0, 0.0, 0.0)
+        elif isinstance(s, L2Ball) and s.center is None:
+            row = (1, s.radius_, 0.0)
+        elif isinstance(s, Box) and s.low.ndim == 0 and s.high.ndim == 0:
+            row = (2, float(s.low), float(s.high))
+        else:
+            return None
+        rows.append((start, start + size) + row)
+        start += size
+    return np.array(rows, dtype=float).reshape(-1, 5)
+
+
+def linear_auc_runner(objective, oracle):
+    """Chunk runner (see :func:`skdpminimax._compiled.sgda_kernel`) for a linear-scorer
+    :class:`SquareLossAUC`, or ``None`` for any other objective."""
+    if type(objective) is not SquareLossAUC or type(objective.scorer) is not LinearScorer:
+        return None
+    n_w = objective.n_theta + 2
+    flat_w, flat_v = flat_set(objective.primal_set, n_w), flat_set(objective.dual_set, 1)
+    if flat_w is None or flat_v is None:
+        return None
+    from skdpminimax._compiled.kernels import linear_auc_sgda_chunk
+
+    data = oracle.data  # prepared: aux = (s, s * y, ||x||^2)
+    X = np.ascontiguousarray(data.X, dtype=float)
+    y = np.ascontiguousarray(data.y, dtype=float)
+    aux = np.ascontiguousarray(data.aux, dtype=float)
+    all_rows = np.arange(data.n_samples)
+    consts = np.array([objective.p, objective.l2_reg, oracle.clip_w, oracle.clip_v,
+                       oracle.inv_normalizer])
+
+    def run(w, v, sum_w, sum_v, indices, starts, stops, noise, etas_w, etas_v, first_averaged):
+        rows = all_rows if indices is None else indices
+        if noise is None:
+            noise = np.empty((0, n_w + 1))
+        linear_auc_sgda_chunk(w, v, sum_w, sum_v, X, y, aux, rows, starts, stops, noise,
+                              np.asarray(etas_w, float), np.asarray(etas_v, float),
+                              first_averaged, consts, flat_w, flat_v)
+        oracle.n_calls += len(starts)
+        oracle.n_grad_evals += int(np.sum(stops - starts))
+
+    return run
