@@ -125,3 +125,48 @@ def test_analytic_gaussian_sigma_matches_balle_wang(epsilon, delta):
     sigma_ref = brentq(lambda s: gdp_delta(epsilon, sens / s) - delta, 1e-3, 1e3)
     assert sigma == pytest.approx(sigma_ref, rel=1e-3)
     assert gdp_delta(epsilon, sens / sigma) <= delta * 1.001
+
+
+# ---- the multiplier search itself, on functions with known roots -------------------
+from skdpminimax.privacy.calibration import _REL_TOL, _gdp_guess, _search_multiplier  # noqa: E402
+
+
+@pytest.mark.parametrize("guess", [1e-3, 0.7, 3.0, 5e4])
+@pytest.mark.parametrize("shape", ["power", "step", "flat-then-steep"])
+def test_search_returns_the_certifying_end_within_tolerance(guess, shape):
+    root = 2.345
+    functions = {
+        "power": lambda z: 0.8 * (root / z) ** 1.7,  # epsilon 0.8 exactly at the root
+        "step": lambda z: 0.8 * (1.0 if z >= root else 1.5),  # discontinuous
+        "flat-then-steep": lambda z: 0.8 * (root / z) ** (0.2 if z > root else 8.0),
+    }
+    calls = []
+
+    def epsilon_of(z):
+        calls.append(z)
+        return functions[shape](z)
+
+    z = _search_multiplier(epsilon_of, 0.8, guess)
+    assert epsilon_of(z) <= 0.8  # never the side that fails
+    assert root <= z <= root * (1 + _REL_TOL)  # and tight
+    assert len(calls) < 60
+
+
+def test_search_needs_few_evaluations_from_a_good_guess():
+    calls = []
+
+    def epsilon_of(z):
+        calls.append(z)
+        return 3.0 / z**1.3
+
+    _search_multiplier(epsilon_of, 1.0, 3.0 ** (1 / 1.3) * 1.07)
+    assert len(calls) <= 8  # a bisection from a factor-2 bracket takes ~9 more
+
+
+@pytest.mark.parametrize("sampler", [FullBatch(1000), PoissonSampler(10_000, 100)])
+@pytest.mark.parametrize("epsilon", [0.3, 3.0])
+def test_gdp_guess_is_near_the_calibrated_multiplier(sampler, epsilon):
+    z = calibrate_noise_multiplier(sampler, 200, epsilon, 1e-5).noise_multiplier
+    guess = _gdp_guess(sampler, 200, epsilon, 1e-5)
+    # exact for full batch (k Gaussians are sqrt(k)/z-GDP), a CLT approximation otherwise
+    assert guess == pytest.approx(z, rel=0.01 if sampler.name == "full" else 0.2)

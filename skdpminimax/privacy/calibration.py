@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 import dp_accounting
 import numpy as np
 from dp_accounting import pld, rdp
+from scipy import optimize, stats
 
 from skdpminimax.privacy.samplers import make_sampler
 
@@ -146,26 +147,92 @@ def certified_epsilon(sampler, noise_multiplier, n_steps, delta, accounting="pld
         logger.setLevel(level)
 
 
-def _bisect_multiplier(epsilon_of, epsilon, hi=None):
-    """Smallest z (within _REL_TOL) with epsilon_of(z) <= epsilon; epsilon_of decreasing."""
-    if hi is None:
-        hi = 1.0
-        while epsilon_of(hi) > epsilon:
-            hi *= 2.0
-            if hi > 1e7:
+def _gdp_guess(sampler, n_steps, epsilon, delta):
+    """Where to start looking: the multiplier at which the Gaussian-DP central limit
+    approximation of the composition (Dong, Roth & Su 2022, Thm. 3.1 / Cor. 5.4) meets
+    the target. Only a starting point; the accountant decides."""
+    k = sampler.releases_per_example(n_steps)
+    q = sampler.sample_rate if k > 1 else 1.0
+
+    def delta_of(mu):  # the delta of mu-GDP at epsilon
+        return (stats.norm.cdf(-epsilon / mu + mu / 2)
+                - math.exp(epsilon) * stats.norm.cdf(-epsilon / mu - mu / 2))
+
+    hi = 1.0
+    while delta_of(hi) < delta and hi < 1e3:
+        hi *= 2.0
+    if delta_of(hi) < delta:
+        return 1.0
+    mu = optimize.brentq(lambda m: delta_of(m) - delta, 1e-12, hi)
+    if q >= 1.0:
+        return math.sqrt(k) / mu  # k Gaussian releases: exactly sqrt(k)/z-GDP
+    return 1.0 / math.sqrt(math.log1p(mu * mu / (q * q * k)))
+
+
+def _search_multiplier(epsilon_of, epsilon, guess):
+    """Smallest z (within ``_REL_TOL``) with ``epsilon_of(z) <= epsilon``; returns that z.
+
+    ``epsilon_of`` is decreasing. A bracket is grown geometrically around ``guess``,
+    then shrunk by regula falsi on ``log epsilon`` against ``log z`` (nearly linear,
+    so a few evaluations suffice) with the Illinois rule, steps kept at least a
+    fraction of the tolerance inside the bracket, and a bisection whenever a step did
+    not halve the bracket (so never slower than bisection by more than 2x). The
+    returned end always certifies.
+    """
+    def excess(z):  # > 0: too little noise
+        e = epsilon_of(z)
+        return math.inf if e == math.inf else math.log(max(e, 1e-300) / epsilon)
+
+    z, factor = float(guess), 1.1
+    f = excess(z)
+    if f <= 0:
+        hi, f_hi = z, f
+        while True:
+            z /= factor
+            if z < 1e-6:
+                return hi
+            f = excess(z)
+            if f > 0:
+                lo, f_lo = z, f
+                break
+            hi, f_hi, factor = z, f, factor * factor
+    else:
+        lo, f_lo = z, f
+        while True:
+            z *= factor
+            if z > 1e7:
                 raise ValueError("No noise multiplier up to 1e7 meets the target epsilon.")
-    lo = hi / 2.0
-    while epsilon_of(lo) <= epsilon:
-        hi, lo = lo, lo / 2.0
-        if lo < 1e-6:
-            return hi
+            f = excess(z)
+            if f <= 0:
+                hi, f_hi = z, f
+                break
+            lo, f_lo, factor = z, f, factor * factor
+
+    min_step = 0.45 * math.log1p(_REL_TOL)
+    kept = None  # which end survived the last step (Illinois: halve its value if again)
+    width = math.inf
     while hi / lo > 1.0 + _REL_TOL:
-        mid = math.sqrt(lo * hi)
-        if epsilon_of(mid) <= epsilon:
-            hi = mid
+        u_lo, u_hi = math.log(lo), math.log(hi)
+        slow = u_hi - u_lo > 0.5 * width  # the last interpolation did not halve the bracket
+        width = u_hi - u_lo
+        if math.isfinite(f_lo) and f_lo > f_hi and not slow:
+            u = u_hi - f_hi * (u_hi - u_lo) / (f_hi - f_lo)
         else:
-            lo = mid
-    return hi  # always the side that meets the target
+            u = 0.5 * (u_lo + u_hi)  # bisection: guaranteed progress
+        step = min(min_step, 0.5 * (u_hi - u_lo))
+        z = math.exp(min(max(u, u_lo + step), u_hi - step))
+        f = excess(z)
+        if f <= 0:
+            hi, f_hi = z, f
+            if kept == "lo":
+                f_lo *= 0.5
+            kept = "lo"
+        else:
+            lo, f_lo = z, f
+            if kept == "hi":
+                f_hi *= 0.5
+            kept = "hi"
+    return hi
 
 
 @functools.lru_cache(maxsize=256)
@@ -178,10 +245,7 @@ def _calibrate_cached(sampler_key, n_steps, epsilon, delta, accounting):
     def epsilon_of(z):
         return certified_epsilon(sampler, z, n_steps, delta, accounting, interval)
 
-    # PLD is tighter than RDP, so the RDP multiplier brackets the PLD one from above.
-    upper = None if accounting == "rdp" else _calibrate_cached(
-        sampler_key, n_steps, epsilon, delta, "rdp")[0]
-    z = _bisect_multiplier(epsilon_of, epsilon, hi=upper)
+    z = _search_multiplier(epsilon_of, epsilon, _gdp_guess(sampler, n_steps, epsilon, delta))
     return z, epsilon_of(z)
 
 
