@@ -158,8 +158,13 @@ CONFIG_TAG = "v3"
 MLP_TAG = "-mlp4"
 
 
+# The linear table was rerun when NoisySGDA began drawing batches and noise a chunk of
+# steps at a time (same distributions, another random stream; the numba kernel).
+LINEAR_TAG = "-rng2"
+
+
 def config_tag(method):
-    return CONFIG_TAG + (MLP_TAG if method == "sgda-mlp" else "")
+    return CONFIG_TAG + (MLP_TAG if method == "sgda-mlp" else LINEAR_TAG)
 
 
 def load(dataset, data_dir, positive_classes=POSITIVE_CLASSES):
