@@ -5,7 +5,8 @@ of the 60,000 MNIST / Fashion-MNIST training images, are held out (stratified, s
 0) and scored by validation ROC AUC; the test split is never read. Each argument is
 one JSON candidate; keys (defaults in :func:`run`): ``dataset``, ``eps``, ``delta``,
 ``step`` (None: the paper's rate converted on the fitting rows, as the reproduction
-does), ``step_mult`` (multiplies both converted steps), ``dstep``, ``clip``,
+does), ``step_mult`` (multiplies both steps; default the reproduction's
+``MLP_STEP_MULT`` for converted steps, 1 for a given ``step``), ``dstep``, ``clip``,
 ``clipv``, ``average``, ``radius``, ``slope``, ``init_scale``, ``alloc``, ``adapt``
 (apply ``adapt_to_noise``), ``damp`` ((k1, k2) of the MLP step rule), ``cap`` (its
 numerator), ``seeds``. Unset keys follow the reproduction's current configuration
@@ -59,15 +60,17 @@ class _Model(DPAUCMaximizer):
         return _ScaledInitMLP(self.hidden_units, self.slope, self.init_scale)
 
 
-def run(data, dataset="ijcnn1", eps=math.inf, delta=1e-6, step=None, step_mult=1.0, dstep=None,
+def run(data, dataset="ijcnn1", eps=math.inf, delta=1e-6, step=None, step_mult=None, dstep=None,
         clip=None, clipv=repro.MLP_CLIP_V, average="tail", radius=None, slope=0.01,
         init_scale=1.0, alloc=repro.MLP_DUAL_SHARE, adapt=True, damp=repro.MLP_STEP_DAMPING,
         cap=repro.MLP_STEP_CLIP_CAP, seed=0):
     """Validation AUC (percent) and fit time of one candidate."""
     X_fit, X_val, y_fit, y_val = data
-    if step is None:
+    if step is None:  # the reproduction's base steps on the fitting rows
         p_public = 0.097 if dataset == "ijcnn1" else 0.5
         step, dstep = repro.converted_steps("sgda-mlp", dataset, X_fit.shape[0], p_public)
+        step_mult = repro.MLP_STEP_MULT if step_mult is None else step_mult
+    step_mult = 1.0 if step_mult is None else step_mult
     step, dstep = step * step_mult, None if dstep is None else dstep * step_mult
     clip = repro.CLIP_OVERRIDES[("sgda-mlp", dataset)] if clip is None else clip
     if radius is None:
