@@ -429,6 +429,8 @@ def main(argv=None):
                         help="positive group of the MNIST-type 5-vs-5 tasks (default 0 1 2 3 4)")
     parser.add_argument("--markdown", default=None, help="write the table to this file")
     parser.add_argument("--plot", default=None, help="write the AUC-vs-epsilon plot here")
+    parser.add_argument("--report-only", action="store_true",
+                        help="run nothing: table and plot from the logged cells only")
     args = parser.parse_args(argv)
 
     if args.quick:
@@ -451,7 +453,7 @@ def main(argv=None):
             continue
         for seed in seeds:
             key = (method, dataset, float(epsilon), delta, seed)
-            if key in results:
+            if key in results or args.report_only:
                 continue
             if dataset not in data_cache:
                 data_cache[dataset] = load(dataset, args.data_dir, args.positive_classes)
