@@ -11,8 +11,8 @@ What differs from the paper, on purpose (see docs/benchmarks.md):
   add/remove-one, both blocks of a step accounted jointly), not autodp with the
   non-private "maximum observed gradient norm";
 * per-example clipping instead of an observed bound: linear models at half the
-  public row-norm bound (1 on ijcnn1, 20 on images), the MLP at 5 (both blocks)
-  shrunk by the noise rule below;
+  public row-norm bound (1 on ijcnn1, 20 on images), the MLP at 5 (primal) and 1
+  (dual), each shrunk by the noise rule below;
 * the class ratio ``p`` is released privately (5% of epsilon), not read off the data;
 * rows clipped to a public ``data_norm``; MNIST-type images standardised with the
   published global constants, not training-set statistics; the 5-vs-5 partition is
@@ -21,9 +21,11 @@ What differs from the paper, on purpose (see docs/benchmarks.md):
   p-form: ``step = lr_paper / (n p (1-p))`` (digest C1, pitfall 8) where that
   worked (ijcnn1 linear), else a base step chosen by a few runs at epsilon = 1
   (a non-private choice, as the paper's own tuning); then ONE public rule per model
-  family adapts to the noise (``adapt_to_noise``): linear steps / (1 + E), MLP clips
-  / sqrt(max(1, E)) and MLP step * clip capped at 0.7 / (1 + 2 sqrt(E) + E / 2), with
-  E = d (z_w / m)^2 the primal noise energy of a step. The rule
+  family adapts to the noise (``adapt_to_noise``): linear steps / (1 + E), each MLP
+  block's clip / sqrt(max(1, its own energy)) and MLP step * clip capped at
+  0.7 / (1 + 2 sqrt(E) + E / 2), with E = d (z_w / m)^2 the primal noise energy of a
+  step; the MLP's projection radius is 100 and its base step twice the converted
+  rate on every data set. The rule
   and the clip choices were checked on a validation split carved from the
   training data (never the test split);
 * NSEG: multi-pass (batch 64, 15 epochs = 15 n gradient evaluations), Poisson
@@ -241,15 +243,17 @@ def adapt_to_noise(method, solver, model, n_samples, n_features, budget):
     Linear: step sizes divided by ``1 + E`` (E = :func:`primal_noise_energy`): no change
     without noise, ~6x smaller at epsilon = 0.1 on 784-d images. MLP (6,144 primal
     parameters on ijcnn1, E ~ 0.4 at epsilon = 10, ~1.3 at 1, ~40 at 0.1; ~2e5 on
-    images, E ~ 10 to 40 at epsilon >= 1): clip norms divided by ``sqrt(max(1, E))``,
-    which keeps the noise norm ``sqrt(d) z_w C / m`` of the mean at most the base clip,
-    and the step shrunk so that step * clip is at most :func:`mlp_step_clip_cap`
+    images, E ~ 10 to 40 at epsilon >= 1): each block's clip divided by the square root
+    of max(1, its own noise energy) (primal ``sqrt(max(1, E))``, which keeps the noise
+    norm ``sqrt(d) z_w C / m`` of the mean at most the base clip; the scalar dual's
+    energy stays below 1, so its clip is kept), and the step shrunk so that step * clip is at most :func:`mlp_step_clip_cap`
     (``0.7 / (1 + 2 sqrt(E) + E / 2)``; validation, docs/benchmarks.md).
     """
     energy, dual_energy = noise_energies(solver, model, n_samples, n_features, budget)
     params = solver.get_params()
     if method == "sgda-mlp":
-        # Clips: cap the noise norm of a step at the base clip (no change while E <= 1).
+        # Clips: cap each block's noise norm of a step at its base clip (no change while
+        # its energy <= 1; the scalar dual's never exceeds 1 here).
         # Steps: with clipped gradients the largest move of a step is step * clip, and
         # the noise's random walk scales with it too; that product is capped at
         # K / (1 + k1 sqrt(E) + k2 E): ~ the noise-to-clip norm ratio while E is

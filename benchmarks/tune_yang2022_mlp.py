@@ -10,7 +10,7 @@ does), ``step_mult`` (multiplies both steps; default the reproduction's
 ``clipv``, ``average``, ``radius``, ``slope``, ``init_scale``, ``alloc``, ``adapt``
 (apply ``adapt_to_noise``), ``damp`` ((k1, k2) of the MLP step rule), ``cap`` (its
 numerator), ``seeds``. Unset keys follow the reproduction's current configuration
-(``clipv``: None = the primal clip). Examples (the numbers in docs/benchmarks.md)::
+(``clipv``: the dual clip before the noise rule; None = the primal clip). Examples (the numbers in docs/benchmarks.md)::
 
     python benchmarks/tune_yang2022_mlp.py '{"step": 0.143, "average": "last", "adapt": false}' \\
         '{"eps": 1, "step": 0.143, "clipv": 1, "alloc": 0.02, "seeds": [0, 1]}'
