@@ -54,7 +54,12 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         Fraction of ``epsilon`` spent on the class ratio when ``pos_ratio`` is None.
     radius : float, default=10.0
         Radius of the L2 ball holding ``theta`` (a public constant; with
-        ``data_norm`` it bounds the scores and the gradients).
+        ``data_norm`` it bounds the scores and the gradients). With
+        ``scorer="mlp"`` the initial weights alone have a norm near
+        ``sqrt(hidden_units / 3)`` (about 9.3 for 256 units, close to the default)
+        and the noise's random walk adds to it, so choose a radius well above that
+        (the Yang et al. reproduction uses 100): a ball that binds projects the
+        signal away with the noise (docs/benchmarks.md, MNIST MLP diagnosis).
     alpha : float, default=1e-4
         L2 regularisation ``lambda`` of the primal block (makes it strongly convex
         for the linear scorer).
