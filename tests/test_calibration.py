@@ -170,3 +170,10 @@ def test_gdp_guess_is_near_the_calibrated_multiplier(sampler, epsilon):
     guess = _gdp_guess(sampler, 200, epsilon, 1e-5)
     # exact for full batch (k Gaussians are sqrt(k)/z-GDP), a CLT approximation otherwise
     assert guess == pytest.approx(z, rel=0.01 if sampler.name == "full" else 0.2)
+
+
+@pytest.mark.parametrize("epsilon", [50.0, 1000.0])
+def test_large_epsilon_calibrates_without_overflow(epsilon):
+    sampler = PoissonSampler(10_000, 100)
+    calibration = calibrate_noise_multiplier(sampler, 100, epsilon, 1e-5)
+    assert 0 < calibration.noise_multiplier < 1 and calibration.epsilon <= epsilon

@@ -96,7 +96,9 @@ class NoiseCalibration:
 
 def _pld_interval(epsilon):
     # Discretisation error of the PLD is ~ the interval; keep it well below epsilon.
-    return float(np.clip(epsilon / 1000.0, 1e-4, 1e-3))
+    # Above epsilon = 10 it grows with epsilon (relative precision 1e-4): a fixed 1e-3
+    # makes the PMFs of the tiny multipliers of huge budgets very long and slow.
+    return float(np.clip(epsilon / 1000.0, 1e-4, 1e-3) * max(1.0, epsilon / 10.0))
 
 
 def certified_epsilon(sampler, noise_multiplier, n_steps, delta, accounting="pld",
@@ -154,9 +156,9 @@ def _gdp_guess(sampler, n_steps, epsilon, delta):
     k = sampler.releases_per_example(n_steps)
     q = sampler.sample_rate if k > 1 else 1.0
 
-    def delta_of(mu):  # the delta of mu-GDP at epsilon
+    def delta_of(mu):  # the delta of mu-GDP at epsilon (second term in logs: no overflow)
         return (stats.norm.cdf(-epsilon / mu + mu / 2)
-                - math.exp(epsilon) * stats.norm.cdf(-epsilon / mu - mu / 2))
+                - math.exp(epsilon + stats.norm.logcdf(-epsilon / mu - mu / 2)))
 
     hi = 1.0
     while delta_of(hi) < delta and hi < 1e3:
