@@ -13,14 +13,23 @@ numba is optional (``pip install "skdpminimax[fast]"``). Without it, or for an
 objective that has no kernel, solvers run their numpy loop.
 """
 
+import functools
 import importlib.util
 
 __all__ = ["numba_available", "sgda_kernel"]
 
 
+@functools.lru_cache(maxsize=None)
 def numba_available():
-    """Whether numba can be imported (without importing it)."""
-    return importlib.util.find_spec("numba") is not None
+    """Whether numba imports (checked once; an installed but broken numba, e.g. one
+    built for another numpy, counts as absent and the numpy loops run)."""
+    if importlib.util.find_spec("numba") is None:
+        return False
+    try:
+        import numba  # noqa: F401
+    except Exception:  # noqa: BLE001 - any failure to import means "not available"
+        return False
+    return True
 
 
 def sgda_kernel(objective, oracle):
