@@ -244,6 +244,9 @@ def _calibrate_cached(sampler_key, n_steps, epsilon, delta, accounting):
     sampler = make_sampler(name, n, m)
     interval = _pld_interval(epsilon)
 
+    # Memoised: the search has already evaluated the z it returns, and each
+    # accountant call composes the whole run.
+    @functools.lru_cache(maxsize=None)
     def epsilon_of(z):
         return certified_epsilon(sampler, z, n_steps, delta, accounting, interval)
 
