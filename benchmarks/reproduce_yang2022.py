@@ -244,11 +244,6 @@ def noise_energies(solver, model, n_samples, n_features, budget):
     return probe.n_primal * (z_w / BATCH) ** 2, probe.n_dual * (z_v / BATCH) ** 2
 
 
-def primal_noise_energy(solver, model, n_samples, n_features, budget):
-    """The primal part of :func:`noise_energies`."""
-    return noise_energies(solver, model, n_samples, n_features, budget)[0]
-
-
 def mlp_step_clip_cap(energy):
     """Largest MLP step * clip at primal noise energy ``E``:
     ``MLP_STEP_CLIP_CAP / (1 + k1 sqrt(E) + k2 E)`` (``MLP_STEP_DAMPING = (k1, k2)``)."""
@@ -259,7 +254,7 @@ def mlp_step_clip_cap(energy):
 def adapt_to_noise(method, solver, model, n_samples, n_features, budget):
     """One rule per model family, on public quantities only, the same for every cell.
 
-    Linear: step sizes divided by ``1 + E`` (E = :func:`primal_noise_energy`): no change
+    Linear: step sizes divided by ``1 + E`` (E the primal part of :func:`noise_energies`): no change
     without noise, ~6x smaller at epsilon = 0.1 on 784-d images. MLP (6,144 primal
     parameters on ijcnn1, E ~ 0.4 at epsilon = 10, ~1.3 at 1, ~40 at 0.1; ~2e5 on
     images, E ~ 10 to 40 at epsilon >= 1): each block's clip divided by the square root

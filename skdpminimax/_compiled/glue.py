@@ -59,7 +59,6 @@ def linear_auc_runner(objective, oracle):
         linear_auc_sgda_chunk(w, v, sum_w, sum_v, X, y, aux, rows, starts, stops, noise,
                               np.asarray(etas_w, float), np.asarray(etas_v, float),
                               first_averaged, consts, flat_w, flat_v)
-        oracle.n_calls += len(starts)
         oracle.n_grad_evals += int(np.sum(stops - starts))
 
     return run

@@ -97,7 +97,6 @@ class NoisyGradientOracle:
         self.std_v = z_v * sampler.sensitivity_factor * clip_v
         self.rng = rng
         self.n_grad_evals = 0
-        self.n_calls = 0
         self._n_drawn = 0  # noise rows handed out by __call__
         self._noise = None
 
@@ -131,7 +130,6 @@ class NoisyGradientOracle:
         if noise is not None:
             g_w += noise[: sw.size]
             g_v += noise[sw.size :]
-        self.n_calls += 1
         self.n_grad_evals += batch.n_samples
         rw, rv = self.objective.reg_grad(w, v)
         g_w += rw
