@@ -29,7 +29,10 @@ What differs from the paper, on purpose (see docs/benchmarks.md):
   and the clip choices were checked on a validation split carved from the
   training data (never the test split);
 * NSEG: multi-pass (batch 64, 15 epochs = 15 n gradient evaluations), Poisson
-  sampling with the add/remove PLD accountant, one noise multiplier for both blocks.
+  sampling with the add/remove PLD accountant, the noise split between the blocks by
+  dimension as for DP-SGDA;
+* the non-private "Original" column runs with the paper's "Ori" settings (Table 4:
+  its epochs and rates), linear DP-SGDA unclipped there as in the paper.
 
 Usage::
 
