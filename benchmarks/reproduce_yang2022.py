@@ -183,6 +183,12 @@ MLP_RADIUS = 100.0
 BATCH = 64
 
 
+def public_pos_ratio(dataset):
+    """The public class ratio the rate conversion uses: 1/2 for the 5-vs-5 image tasks,
+    for ijcnn1 the ratio documented with the data set (9.7%)."""
+    return 0.097 if dataset == "ijcnn1" else 0.5
+
+
 def converted_steps(method, dataset, n, p, original=False):
     """The paper's learning rates on our p-form objective: ``lr / (n p (1-p))`` (its
     "Ori" rates for the non-private column when ``original``)."""
@@ -271,14 +277,15 @@ def noise_energies(solver, model, n_samples, n_features, budget):
     return probe.n_primal * (z_w / BATCH) ** 2, probe.n_dual * (z_v / BATCH) ** 2
 
 
-def mlp_step_clip_cap(energy):
+def mlp_step_clip_cap(energy, damping=MLP_STEP_DAMPING, cap=MLP_STEP_CLIP_CAP):
     """Largest MLP step * clip at primal noise energy ``E``:
-    ``MLP_STEP_CLIP_CAP / (1 + k1 sqrt(E) + k2 E)`` (``MLP_STEP_DAMPING = (k1, k2)``)."""
-    k1, k2 = MLP_STEP_DAMPING
-    return MLP_STEP_CLIP_CAP / (1.0 + k1 * math.sqrt(energy) + k2 * energy)
+    ``cap / (1 + k1 sqrt(E) + k2 E)`` with ``damping = (k1, k2)``."""
+    k1, k2 = damping
+    return cap / (1.0 + k1 * math.sqrt(energy) + k2 * energy)
 
 
-def adapt_to_noise(method, solver, model, n_samples, n_features, budget):
+def adapt_to_noise(method, solver, model, n_samples, n_features, budget, *,
+                   damping=MLP_STEP_DAMPING, cap=MLP_STEP_CLIP_CAP):
     """One rule per model family, on public quantities only, the same for every cell.
 
     Linear: step sizes divided by ``1 + E`` (E the primal part of :func:`noise_energies`): no change
@@ -288,7 +295,8 @@ def adapt_to_noise(method, solver, model, n_samples, n_features, budget):
     of max(1, its own noise energy) (primal ``sqrt(max(1, E))``, which keeps the noise
     norm ``sqrt(d) z_w C / m`` of the mean at most the base clip; the scalar dual's
     energy stays below 1, so its clip is kept), and the step shrunk so that step * clip is at most :func:`mlp_step_clip_cap`
-    (``0.7 / (1 + 2 sqrt(E) + E / 2)``; validation, docs/benchmarks.md).
+    (``0.7 / (1 + 2 sqrt(E) + E / 2)``; validation, docs/benchmarks.md). ``damping``
+    and ``cap`` override the MLP rule's constants (validation runs).
     """
     energy, dual_energy = noise_energies(solver, model, n_samples, n_features, budget)
     params = solver.get_params()
@@ -302,7 +310,7 @@ def adapt_to_noise(method, solver, model, n_samples, n_features, budget):
         shrink = math.sqrt(max(1.0, energy))
         clip_w = params["clip_w"] / shrink
         clip_v = params["clip_v"] / math.sqrt(max(1.0, dual_energy))
-        step_factor = min(1.0, mlp_step_clip_cap(energy) / (params["step_size"] * clip_w))
+        step_factor = min(1.0, mlp_step_clip_cap(energy, damping, cap) / (params["step_size"] * clip_w))
         solver.set_params(clip_w=clip_w, clip_v=clip_v,
                           step_size=params["step_size"] * step_factor)
         if params.get("dual_step_size") is not None:
@@ -319,9 +327,7 @@ def run_cell(method, dataset, epsilon, delta, seed, data):
     X_train, X_test, y_train, y_test = data
     n, p_emp = X_train.shape[0], float(y_train.mean())
     hyper = PAPER_HYPER[(method, dataset)]
-    # The conversion factor needs p; the public value for the 5-vs-5 image tasks is
-    # 1/2, for ijcnn1 the ratio documented with the data set (9.7%).
-    p_public = 0.097 if dataset == "ijcnn1" else 0.5
+    p_public = public_pos_ratio(dataset)
     original = math.isinf(epsilon)
     # The Original column: the paper's "Ori" epochs and rates (Table 4).
     steps = converted_steps(method, dataset, n, p_public, original)
@@ -330,6 +336,7 @@ def run_cell(method, dataset, epsilon, delta, seed, data):
         clip = CLIP_OVERRIDES.get((method, dataset), CLIP)
         if not original:  # the Original column keeps the paper's "Ori" rates as they are
             steps = tuple(MLP_STEP_MULT * step for step in steps)
+        clip_v = MLP_CLIP_V
     else:
         # Linear models: clip at half the public row-norm bound, keeping clip * step
         # (the largest move of one step) at its value for clip 1. Unchanged on ijcnn1
@@ -337,14 +344,11 @@ def run_cell(method, dataset, epsilon, delta, seed, data):
         # biased the Original cells by ~1 point (validation, docs/benchmarks.md).
         clip = DATA_NORM[dataset] / 2.0
         steps = tuple(step / clip for step in steps)
-    if method == "sgda-mlp":
-        clip_v = MLP_CLIP_V
-    else:
-        # Linear models, private cells: the dual gradient -2 s y h is small next to the
-        # primal one, and a dual clip of a tenth of the primal leaves nearly all of a
-        # step's privacy loss to the primal block (validation, docs/benchmarks.md).
-        # Without noise there is nothing to gain from clipping it harder.
-        clip_v = clip * LINEAR_DUAL_CLIP_RATIO if math.isfinite(epsilon) else None
+        # Private cells: the dual gradient -2 s y h is small next to the primal one, and
+        # a dual clip of a tenth of the primal leaves nearly all of a step's privacy
+        # loss to the primal block (validation, docs/benchmarks.md). Without noise there
+        # is nothing to gain from clipping it harder.
+        clip_v = None if original else clip * LINEAR_DUAL_CLIP_RATIO
     solver = make_solver(method, steps, epochs, clip, clip_v)
     if original and method == "sgda-linear":
         # Without noise, clipping buys nothing and biases the steps (the paper did not
@@ -358,12 +362,11 @@ def run_cell(method, dataset, epsilon, delta, seed, data):
         radius = MLP_RADIUS
     if solver is None:
         return None
-    private = math.isfinite(epsilon)
     model = DPAUCMaximizer(
         epsilon=epsilon,
         delta=1e-6 if delta is None else delta,
         data_norm=DATA_NORM[dataset],
-        pos_ratio=None if private else p_emp,
+        pos_ratio=p_emp if original else None,
         radius=radius,
         alpha=0.0 if method == "sgda-mlp" else 1e-4,
         scorer="mlp" if method == "sgda-mlp" else "linear",
@@ -470,11 +473,10 @@ def shortfalls(summary):
         top = by_cell.get((method, dataset, delta, 10.0))
         paper_loss = paper_auc(method, dataset, 10.0, delta) - s["paper"]
         ours_loss = f"{top['mean'] - s['mean']:.2f}" if top else "not run"
+        reach_txt = f"{min(reach):g}" if reach else "none run"
         lines.append(f"| {dataset} | {method} | {delta:g} | {s['epsilon']:g} | "
-                     f"{s['mean'] - s['paper']:+.3f} | {min(reach):g} | {paper_loss:.2f} | "
-                     f"{ours_loss} |" if reach else
-                     f"| {dataset} | {method} | {delta:g} | {s['epsilon']:g} | "
-                     f"{s['mean'] - s['paper']:+.3f} | none run | {paper_loss:.2f} | {ours_loss} |")
+                     f"{s['mean'] - s['paper']:+.3f} | {reach_txt} | {paper_loss:.2f} | "
+                     f"{ours_loss} |")
     return "\n".join(lines)
 
 

@@ -33,7 +33,6 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import reproduce_yang2022 as repro  # noqa: E402
 from skdpminimax import DPAUCMaximizer  # noqa: E402
-from skdpminimax.datasets import load_ijcnn1, load_mnist_binary  # noqa: E402
 from skdpminimax.objectives.scorers import MLPScorer  # noqa: E402
 from skdpminimax.privacy import PrivacyBudget  # noqa: E402
 from skdpminimax.solvers import NoisySGDA  # noqa: E402
@@ -67,8 +66,8 @@ def run(data, dataset="ijcnn1", eps=math.inf, delta=1e-6, step=None, step_mult=N
     """Validation AUC (percent) and fit time of one candidate."""
     X_fit, X_val, y_fit, y_val = data
     if step is None:  # the reproduction's base steps on the fitting rows
-        p_public = 0.097 if dataset == "ijcnn1" else 0.5
-        step, dstep = repro.converted_steps("sgda-mlp", dataset, X_fit.shape[0], p_public)
+        step, dstep = repro.converted_steps("sgda-mlp", dataset, X_fit.shape[0],
+                                            repro.public_pos_ratio(dataset))
         step_mult = repro.MLP_STEP_MULT if step_mult is None else step_mult
     step_mult = 1.0 if step_mult is None else step_mult
     step, dstep = step * step_mult, None if dstep is None else dstep * step_mult
@@ -84,9 +83,8 @@ def run(data, dataset="ijcnn1", eps=math.inf, delta=1e-6, step=None, step_mult=N
                    scorer="mlp", solver=solver, random_state=seed, slope=slope,
                    init_scale=init_scale)
     if adapt:
-        repro.MLP_STEP_DAMPING, repro.MLP_STEP_CLIP_CAP = tuple(damp), cap
         repro.adapt_to_noise("sgda-mlp", solver, model, X_fit.shape[0], X_fit.shape[1],
-                             PrivacyBudget(eps, delta))
+                             PrivacyBudget(eps, delta), damping=tuple(damp), cap=cap)
     start = time.perf_counter()
     model.fit(X_fit, y_fit)
     auc = 100 * roc_auc_score(y_val, model.decision_function(X_val))
@@ -95,14 +93,9 @@ def run(data, dataset="ijcnn1", eps=math.inf, delta=1e-6, step=None, step_mult=N
 
 def validation_split(dataset):
     """The held-out part of the TRAINING split (stratified, seed 0); test never read."""
-    # $SKDPMINIMAX_DATA or ../shared/data (never downloaded).
-    if dataset == "ijcnn1":
-        X_train, _, y_train, _ = load_ijcnn1(None)
-        held_out = 8000
-    else:
-        X_train, _, y_train, _ = load_mnist_binary(None, dataset,
-                                                   positive_classes=repro.POSITIVE_CLASSES)
-        held_out = 10000
+    # $SKDPMINIMAX_DATA or ../shared/data (never downloaded); the reproduction's loader.
+    X_train, _, y_train, _ = repro.load(dataset, None)
+    held_out = 8000 if dataset == "ijcnn1" else 10000
     return train_test_split(X_train, y_train, test_size=held_out, random_state=0,
                             stratify=y_train)
 

@@ -14,7 +14,6 @@ objective that has no kernel, solvers run their numpy loop.
 """
 
 import functools
-import importlib.util
 
 __all__ = ["numba_available", "sgda_kernel"]
 
@@ -23,8 +22,6 @@ __all__ = ["numba_available", "sgda_kernel"]
 def numba_available():
     """Whether numba imports (checked once; an installed but broken numba, e.g. one
     built for another numpy, counts as absent and the numpy loops run)."""
-    if importlib.util.find_spec("numba") is None:
-        return False
     try:
         import numba  # noqa: F401
     except Exception:  # noqa: BLE001 - any failure to import means "not available"
