@@ -49,6 +49,7 @@ import argparse
 import json
 import math
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -209,7 +210,10 @@ POSITIVE_CLASSES = (0, 1, 2, 3, 4)
 # are ignored (the JSON-lines log stays resumable for the current configuration).
 CONFIG_TAG = "v3"
 # The MLP's rules changed after the linear table was started: its own suffix.
-MLP_TAG = "-mlp6"
+# "-mlp7" has the rules of "-mlp6"; it reran the MLP table end to end because two library
+# changes (chunked batch and noise draws, the calibration search) had altered the random
+# stream after some "-mlp6" rows were logged.
+MLP_TAG = "-mlp7"
 
 
 # The linear table was rerun when NoisySGDA began drawing batches and noise a chunk of
@@ -393,6 +397,16 @@ def run_cell(method, dataset, epsilon, delta, seed, data):
     }
 
 
+def code_version():
+    """The commit of the checkout that runs this script (``-dirty`` if modified), or None."""
+    try:
+        out = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=12"],
+                             cwd=ROOT, capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return out.stdout.strip() or None
+
+
 def cells(methods, datasets, epsilons, deltas, original):
     for dataset in datasets:
         for method in methods:
@@ -554,6 +568,7 @@ def main(argv=None):
     results_path = Path(args.results)
     results = load_results(results_path)
     data_cache = {}
+    version = None if args.report_only else code_version()
     start = time.perf_counter()
     for method, dataset, epsilon, delta in cells(args.methods, args.datasets, args.epsilons,
                                                   args.deltas, original):
@@ -566,6 +581,7 @@ def main(argv=None):
             if dataset not in data_cache:
                 data_cache[dataset] = load(dataset, args.data_dir, args.positive_classes)
             r = run_cell(method, dataset, epsilon, delta, seed, data_cache[dataset])
+            r["code"] = version
             results[key] = r
             with results_path.open("a") as f:
                 f.write(json.dumps(r) + "\n")
