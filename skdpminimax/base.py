@@ -2,7 +2,7 @@
 
 ``fit`` runs, in this order:
 
-1. validate parameters and data (clear errors; nothing spent, nothing mutated);
+1. validate parameters and data (clear errors; nothing spent);
 2. resolve the solver and check, on a provisional objective, that it can be
    calibrated for this budget (still nothing spent);
 3. spend the whole ``(epsilon, delta)`` on the accountant: before any release;
@@ -14,8 +14,9 @@
 Subclasses implement the task-specific steps (:meth:`_validate_targets`,
 :meth:`_public_constants`, :meth:`_private_constants`, :meth:`_make_objective`,
 :meth:`_set_fitted`). A fit interrupted after step 3 has spent its budget: the
-accountant is charged before data are touched, as a ledger must be; any failed
-fit leaves the estimator unfitted (its fitted attributes are removed).
+accountant is charged before data are touched, as a ledger must be. A failed fit
+leaves the estimator exactly as it was (a previous fit stays in place); a
+successful one replaces every fitted attribute of the previous fit.
 
 Sparse ``X`` is refused with a clear error (dense data are required): rows are
 clipped and scored as dense vectors, and the data sets these estimators are made
@@ -87,13 +88,19 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
 
     # ---- the pipeline --------------------------------------------------------
     def _fit(self, X, y, **task_data):
+        # A fit is all or nothing for the estimator: it starts from a clean slate (no
+        # attribute of a previous fit survives a successful one), and a failed fit (bad
+        # input, budget error, a crash in the solver) restores the estimator exactly as
+        # it was, previous fit included. Only the accountant keeps a trace: a fit that
+        # failed after step 3 has been charged.
+        before = dict(vars(self))
+        for name in [k for k in before if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, name)
         try:
             return self._fit_steps(X, y, **task_data)
         except BaseException:
-            # No half-fitted estimator: a failed fit (bad input, budget error or a
-            # crash in the solver) leaves it unfitted, even if it was fitted before.
-            for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-                delattr(self, name)
+            vars(self).clear()
+            vars(self).update(before)
             raise
 
     def _fit_steps(self, X, y, **task_data):

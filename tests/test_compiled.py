@@ -87,14 +87,17 @@ def test_auto_backend_uses_kernel_only_where_one_exists():
 
 
 def test_backend_numba_without_numba_is_a_clear_error(monkeypatch):
+    import skdpminimax._compiled as compiled_module
     import skdpminimax.solvers.sgda as sgda_module
 
-    monkeypatch.setattr(sgda_module, "numba_available", lambda: False)
+    monkeypatch.setattr(compiled_module, "numba_available", lambda: False)
     monkeypatch.setattr(sgda_module, "sgda_kernel", lambda objective, oracle: None)
     obj, data = auc_problem()
     with pytest.raises(ValueError, match="numba is not installed"):
         NoisySGDA(backend="numba", n_epochs=1).solve(
             obj, data, PrivacyBudget(1.0, 1e-5), np.random.default_rng(0))
+    with pytest.raises(ValueError, match="numba is not installed"):  # data-free: before a spend
+        NoisySGDA(backend="numba", n_epochs=1).calibrate(obj, 100, PrivacyBudget(1.0, 1e-5))
     # "auto" falls back to numpy silently
     res = NoisySGDA(backend="auto", n_epochs=1).solve(
         obj, data, PrivacyBudget(1.0, 1e-5), np.random.default_rng(0))

@@ -1,7 +1,8 @@
 """Bad input, numerical extremes and interrupted fits, for every estimator.
 
-Every bad input gives a clear error before any budget is spent, the estimator is
-left unfitted, and inputs (``X``, ``y``, ``sensitive_features``) are never mutated.
+Every bad input gives a clear error before any budget is spent, a failed fit leaves
+the estimator exactly as it was (unfitted, or with its previous fit), and inputs (``X``,
+``y``, ``sensitive_features``) are never mutated.
 Estimators come from ``estimators_under_test.py``.
 """
 
@@ -177,12 +178,51 @@ class _SolverCrash(RuntimeError):
     pass
 
 
+def _state(model):
+    """Every attribute of ``model`` (fitted or private), arrays as copies."""
+    return {k: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v)
+            for k, v in vars(model).items()}
+
+
+def _assert_same_state(before, model):
+    after = vars(model)
+    assert sorted(after) == sorted(before)
+    for name, value in before.items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(after[name], value)
+        else:
+            assert after[name] is value or after[name] == value, name
+
+
+BAD_FOR_REFIT = ["nan", "length-mismatch-y", "nan-groups", "unseen-group"]
+
+
+@pytest.mark.parametrize(
+    "case, bad", [(c, b) for c, b in BAD_CASES if b in BAD_FOR_REFIT],
+    ids=[f"{c.name}-{b}" for c, b in BAD_CASES if b in BAD_FOR_REFIT])
+def test_bad_input_keeps_the_previous_fit(case, bad):
+    """A fitted estimator given bad input raises and is left exactly as it was:
+    every attribute (fitted and private) and its predictions."""
+    X, y, kw = case.data()
+    acc = BudgetAccountant()
+    model = case.factory(accountant=acc).fit(X, y, **kw)
+    before, output = _state(model), case.output(model, X)
+    (Xb, yb, kwb), error, message = _bad_inputs(case)[bad]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        with pytest.raises(error, match=message):
+            model.fit(Xb, yb, **kwb)
+    assert len(acc.spent_budget) == 1
+    _assert_same_state(before, model)
+    np.testing.assert_array_equal(case.output(model, X), output)
+
+
 @cases
 @pytest.mark.parametrize("refit", [False, True])
-def test_interrupted_fit_is_charged_and_unfitted(case, refit, monkeypatch):
+def test_interrupted_fit_is_charged_and_changes_nothing(case, refit, monkeypatch):
     """Documented: the accountant is charged before data are touched, so a crash in
-    the solver has spent the budget, once; the estimator is left unfitted (no
-    half-set fitted attributes), even when it had been fitted before."""
+    the solver has spent the budget, once; the estimator is left exactly as it was
+    (unfitted, or with its previous fit; no half-set attributes)."""
     from skdpminimax.solvers import NoisySGDA
 
     X, y, kw = case.data()
@@ -190,6 +230,7 @@ def test_interrupted_fit_is_charged_and_unfitted(case, refit, monkeypatch):
     model = case.factory(accountant=acc)
     if refit:
         model.fit(X, y, **kw)
+    before = _state(model)
 
     def crash(*args, **kwargs):
         raise _SolverCrash("boom")
@@ -199,8 +240,10 @@ def test_interrupted_fit_is_charged_and_unfitted(case, refit, monkeypatch):
     with pytest.raises(_SolverCrash):
         model.fit(X, y, **kw)
     assert len(acc.spent_budget) == n_spent + 1
-    with pytest.raises(NotFittedError):
-        check_is_fitted(model)
+    _assert_same_state(before, model)
+    if not refit:
+        with pytest.raises(NotFittedError):
+            check_is_fitted(model)
     monkeypatch.undo()  # the estimator recovers: a later fit works
     case.output(model.fit(X, y, **kw), X)
 
@@ -274,3 +317,33 @@ def test_float32_input(case):
     assert _released_numbers(m32).dtype == np.float64
     assert all(np.asarray(v).dtype != np.float32 for v in vars(m32).values()
                if isinstance(v, np.ndarray))
+
+
+def _solver_configuration_errors():
+    from skdpminimax import DPAUCMaximizer, DPRobustClassifier
+    from skdpminimax.solvers import NoisySGDA
+
+    small = {"batch_size": 8, "n_iter": 5}
+    return {
+        # the objective has no strong convexity without its regulariser
+        "strongly-convex-schedule": (lambda acc: DPAUCMaximizer(
+            alpha=0.0, pos_ratio=0.5, data_norm=3.0, accountant=acc,
+            solver=NoisySGDA(schedule="strongly_convex", **small)), "strongly"),
+        # group DRO has no compiled kernel (and numba may be absent)
+        "numba-backend": (lambda acc: DPRobustClassifier(
+            data_norm=3.0, accountant=acc, solver=NoisySGDA(backend="numba", **small)),
+            "backend='numba' is unavailable"),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_solver_configuration_errors()))
+def test_solver_configuration_errors_come_before_spending(name):
+    """A solver setting the objective cannot run is refused by the calibration dry run,
+    before the accountant is charged."""
+    make, message = _solver_configuration_errors()[name]
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 3)), np.arange(40) % 2
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match=message):
+        make(acc).fit(X, y)
+    assert acc.spent_budget == []

@@ -73,6 +73,15 @@ def _fresh_accountant():
     ("fair", {"bounds": (-100, 100)}, np.zeros(300), "at least 2 groups"),
     ("fair", {"bounds": (-100, 100)}, np.arange(299), "rows, expected"),
     ("fair", {"bounds": (5, -5)}, None, "lower <= upper"),
+    ("fair", {"bounds": (-np.inf, np.inf)}, None, "finite"),
+    ("fair", {"bounds": (0.0, np.inf)}, None, "finite"),
+    ("fair", {"bounds": (-1e308, 1e308)}, None, "finite width"),  # the width overflows
+    # missing values must not become a group of their own ("nan")
+    ("robust", {}, np.array(["a", "b", None] * 100, dtype=object), "missing"),
+    ("robust", {}, np.array(["a", "b", np.nan] * 100, dtype=object), "missing"),
+    ("robust", {}, np.column_stack([np.r_[np.nan, np.zeros(299)], np.arange(300) % 2]),
+     "missing"),
+    ("fair", {"bounds": (-100, 100)}, np.array([1.0, 2.0, np.nan] * 100), "missing"),
 ])
 def test_bad_input_raises_before_spending(make, kwargs, sf, match):
     acc = _fresh_accountant()

@@ -199,6 +199,21 @@ def test_nispp_rejects_a_weak_prox_weight():
         solver.calibrate(StronglyMonotoneQuadratic(A, 2.0), 1000, PrivacyBudget(1.0, 1e-5))
 
 
+def test_nispp_solve_falls_back_to_the_automatic_weight():
+    """At solve time the budget is spent: a prox_weight too weak for the objective (built
+    from privately released constants) is replaced by the automatic one, with a warning."""
+    obj = StronglyMonotoneQuadratic(A, 2.0)
+    data = make_linear_data(200, 2, np.random.default_rng(1), spread=0.5)
+    budget = PrivacyBudget(1.0, 1e-5)
+    weak = NoisyInexactProximalPoint(prox_weight=0.5, clip_w=0.5, clip_v=0.5, n_iter=5)
+    auto = NoisyInexactProximalPoint(clip_w=0.5, clip_v=0.5, n_iter=5)
+    with pytest.warns(UserWarning, match="automatic weight"):
+        res = weak.solve(obj, data, budget, np.random.default_rng(0))
+    ref = auto.solve(obj, data, budget, np.random.default_rng(0))
+    assert res.info["prox_weight"] == ref.info["prox_weight"] > 0.5
+    np.testing.assert_array_equal(res.w, ref.w)
+
+
 # ---- Recursive regularization --------------------------------------------------
 class SpySolver:
     """Records what each round receives; returns a fixed function of the round index."""

@@ -15,7 +15,7 @@ objective that has no kernel, solvers run their numpy loop.
 
 import functools
 
-__all__ = ["numba_available", "sgda_kernel"]
+__all__ = ["numba_available", "sgda_kernel", "sgda_kernel_unavailable"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -41,3 +41,15 @@ def sgda_kernel(objective, oracle):
     from skdpminimax._compiled.glue import linear_auc_runner
 
     return linear_auc_runner(objective, oracle)
+
+
+def sgda_kernel_unavailable(objective):
+    """Why :func:`sgda_kernel` would return ``None`` for ``objective`` (a sentence), or
+    ``None`` if it has a kernel. Data-free, so solvers check it before any spend."""
+    if not numba_available():
+        return "numba is not installed (pip install 'skdpminimax[fast]')"
+    from skdpminimax._compiled.glue import has_linear_auc_kernel
+
+    if not has_linear_auc_kernel(objective):
+        return f"{type(objective).__name__} has no compiled kernel"
+    return None

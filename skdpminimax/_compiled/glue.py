@@ -6,7 +6,7 @@ from skdpminimax.objectives.auc import SquareLossAUC
 from skdpminimax.objectives.scorers import LinearScorer
 from skdpminimax.sets import Box, L2Ball, ProductSet, Reals
 
-__all__ = ["flat_set", "linear_auc_runner"]
+__all__ = ["flat_set", "has_linear_auc_kernel", "linear_auc_runner"]
 
 
 def flat_set(the_set, dim):
@@ -33,15 +33,23 @@ def flat_set(the_set, dim):
     return np.array(rows, dtype=float).reshape(-1, 5)
 
 
+def has_linear_auc_kernel(objective):
+    """Whether ``objective`` is a linear-scorer :class:`SquareLossAUC` whose sets the
+    kernel can project on (data-free: decided before any budget is spent)."""
+    if type(objective) is not SquareLossAUC or type(objective.scorer) is not LinearScorer:
+        return False
+    n_w = objective.n_theta + 2
+    return (flat_set(objective.primal_set, n_w) is not None
+            and flat_set(objective.dual_set, 1) is not None)
+
+
 def linear_auc_runner(objective, oracle):
     """Chunk runner (see :func:`skdpminimax._compiled.sgda_kernel`) for a linear-scorer
     :class:`SquareLossAUC`, or ``None`` for any other objective."""
-    if type(objective) is not SquareLossAUC or type(objective.scorer) is not LinearScorer:
+    if not has_linear_auc_kernel(objective):
         return None
     n_w = objective.n_theta + 2
     flat_w, flat_v = flat_set(objective.primal_set, n_w), flat_set(objective.dual_set, 1)
-    if flat_w is None or flat_v is None:
-        return None
     from skdpminimax._compiled.kernels import linear_auc_sgda_chunk
 
     data = oracle.data  # prepared: aux = (s, s * y, ||x||^2)

@@ -45,12 +45,23 @@ def encode_groups(sensitive_features, n_samples):
         raise ValueError(
             f"sensitive_features has {sf.shape[0]} rows, expected {n_samples} (one per sample)."
         )
+    # Before labels become strings: a missing value would otherwise become a group "nan".
+    if _has_missing(sf):
+        raise ValueError("sensitive_features contains NaN or missing values (None, pd.NA); "
+                         "drop those rows or give them a group of their own.")
     if sf.dtype.kind == "O" or sf.ndim == 2:
         sf = sf.astype(str)
-    if sf.dtype.kind == "f" and np.any(np.isnan(sf)):
-        raise ValueError("sensitive_features contains NaN.")
     labels, codes = np.unique(sf, axis=0 if sf.ndim == 2 else None, return_inverse=True)
     return codes.reshape(-1).astype(np.intp), [_label(r) for r in labels]
+
+
+def _has_missing(sf):
+    if sf.dtype.kind in "fc":
+        return bool(np.any(np.isnan(sf)))
+    if sf.dtype.kind != "O":
+        return False
+    return any(v is None or (isinstance(v, (float, np.floating)) and np.isnan(v))
+               or type(v).__name__ in ("NAType", "NaTType") for v in sf.ravel())
 
 
 def labels_array(labels):

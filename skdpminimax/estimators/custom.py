@@ -120,18 +120,18 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         -------
         self : DPSaddleEstimator
         """
-        self._y_given = y is not None
+        y_given = y is not None
         if y is None:  # the shared pipeline validates (X, y) together
             y = np.zeros(_num_samples(X))
-        return self._fit(X, y, sensitive_features=sensitive_features)
+        return self._fit(X, y, sensitive_features=sensitive_features, y_given=y_given)
 
     # ---- pipeline hooks -----------------------------------------------------
-    def _validate_targets(self, X, y, sensitive_features=None):
+    def _validate_targets(self, X, y, sensitive_features=None, y_given=True):
         codes = None
         if sensitive_features is not None:
             codes, labels = encode_groups(sensitive_features, X.shape[0])
             self.groups_ = labels_array(labels)
-        if not self._y_given:
+        if not y_given:
             return None, {"groups": codes}
         # Checked here, before anything is spent: a y the objective cannot use would
         # otherwise fail inside the solver, after the budget is charged.

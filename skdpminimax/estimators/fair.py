@@ -180,14 +180,23 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
             if len(self.bounds) != 2 or not float(self.bounds[0]) <= float(self.bounds[1]):
                 raise ValueError(f"bounds must be (lower, upper) with lower <= upper, "
                                  f"got {self.bounds!r}.")
-            return float(self.bounds[0]), float(self.bounds[1])
+            return self._check_width(float(self.bounds[0]), float(self.bounds[1]), "bounds")
         warnings.warn(
             "Bounds parameter hasn't been specified, so falling back to determining range from "
             "the data.\nThis will result in additional privacy leakage. To ensure differential "
             "privacy with no additional privacy loss, specify `bounds` for `y`.",
             PrivacyLeakWarning,
         )
-        return float(np.min(y)), float(np.max(y))
+        return self._check_width(float(np.min(y)), float(np.max(y)), "The range of y")
+
+    @staticmethod
+    def _check_width(low, high, what):
+        # Also catches finite bounds whose width overflows float64: y is mapped onto
+        # [-1, 1] by (y - centre) / half-width.
+        if not np.isfinite(high - low):
+            raise ValueError(f"{what} must be finite with a finite width, got ({low!r}, "
+                             f"{high!r}); rescale y.")
+        return low, high
 
     def _make_objective(self, n_features, data_norm, constants):
         common = dict(data_norm=data_norm, radius=self.radius, dual_reg=self.dual_reg,

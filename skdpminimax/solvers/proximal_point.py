@@ -10,6 +10,7 @@ releases the solution plus Gaussian noise. Only the final average is projected.
 """
 
 import math
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -178,8 +179,15 @@ class NoisyInexactProximalPoint(PrivateSolver):
         self.accounting = accounting
 
     # ---- data-free planning -------------------------------------------------
-    def _plan(self, objective, n_samples, budget):
-        """Public quantities of a run: sampler, outer steps, lambda, mu, L', a, r."""
+    def _plan(self, objective, n_samples, budget, *, at_solve=False):
+        """Public quantities of a run: sampler, outer steps, lambda, mu, L', a, r.
+
+        ``calibrate`` (the estimators' dry run, before any spend) refuses a
+        ``prox_weight`` at or below the operator's Lipschitz bound. At ``solve`` the
+        objective may be built from privately released constants (noisy group ratios)
+        whose bound is larger than the dry run's: the budget is spent by then, so the
+        automatic weight is used, with a warning, instead of failing.
+        """
         single = self.mode == "single_pass"
         if self.batch_size == "auto":
             batch = round(n_samples ** (1 / 3) if single else math.sqrt(n_samples))
@@ -199,9 +207,20 @@ class NoisyInexactProximalPoint(PrivateSolver):
         lam = self._prox_weight(objective, n_samples, budget, clips, lip, single)
         bounds = objective.lipschitz()
         if clips[0] >= bounds[0] and clips[1] >= bounds[1]:
-            mu = lam + min(objective.strong_convexity())  # clipping inactive: F_B monotone
+            shift_mu = min(objective.strong_convexity())  # clipping inactive: F_B monotone
         else:
-            mu = lam - lip  # clipped operators are only L-Lipschitz
+            shift_mu = -lip  # clipped operators are only L-Lipschitz
+        mu = lam + shift_mu
+        if mu <= 0 and at_solve and self.prox_weight != "auto":
+            auto = self._prox_weight(objective, n_samples, budget, clips, lip, single,
+                                     auto=True)
+            warnings.warn(
+                f"prox_weight={lam:.3g} does not exceed the Lipschitz bound {lip:.3g} of the "
+                "objective built from the privately released constants (the calibration "
+                f"run on public ones accepted it); using the automatic weight {auto:.3g}.",
+                UserWarning,
+            )
+            lam, mu = auto, auto + shift_mu
         if mu <= 0:
             raise ValueError(
                 f"prox_weight={lam:.3g} must exceed the operator's Lipschitz bound {lip:.3g} "
@@ -215,8 +234,8 @@ class NoisyInexactProximalPoint(PrivateSolver):
             "radius": radius, "sensitivity": shift / mu + 2.0 * radius,
         }
 
-    def _prox_weight(self, objective, n_samples, budget, clips, lip, single):
-        if self.prox_weight != "auto":
+    def _prox_weight(self, objective, n_samples, budget, clips, lip, single, auto=False):
+        if self.prox_weight != "auto" and not auto:
             return float(self.prox_weight)
         diameter = math.hypot(objective.primal_set.diameter(objective.n_primal),
                               objective.dual_set.diameter(objective.n_dual))
@@ -234,7 +253,9 @@ class NoisyInexactProximalPoint(PrivateSolver):
         sensitivity of :meth:`solve`'s ``info['sensitivity']``.
         """
         self._validate_params()
-        plan = self._plan(objective, n_samples, budget)
+        return self._calibrate_plan(self._plan(objective, n_samples, budget), budget)
+
+    def _calibrate_plan(self, plan, budget):
         return calibrate_noise_multiplier(
             plan["sampler"], plan["n_iter"], budget.epsilon, budget.delta, self.accounting
         )
@@ -242,8 +263,9 @@ class NoisyInexactProximalPoint(PrivateSolver):
     # ---- the algorithm -------------------------------------------------------
     def solve(self, objective, data, budget, rng, *, init=None):
         """Run NISPP; the result is ``budget``-DP (see Notes)."""
-        calibration = self.calibrate(objective, data.n_samples, budget)
-        plan = self._plan(objective, data.n_samples, budget)
+        self._validate_params()
+        plan = self._plan(objective, data.n_samples, budget, at_solve=True)
+        calibration = self._calibrate_plan(plan, budget)
         sampler, lam = plan["sampler"], plan["prox_weight"]
         # Noise-free oracle: exact clipped batch means; the noise goes on the iterate.
         oracle = NoisyGradientOracle(objective, data, sampler, (0.0, 0.0), *plan["clips"], rng)

@@ -12,7 +12,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from skdpminimax._compiled import numba_available, sgda_kernel
+from skdpminimax._compiled import sgda_kernel, sgda_kernel_unavailable
 from skdpminimax.privacy.samplers import make_sampler
 from skdpminimax.solvers._planning import calibrate_gradient_blocks, initial_point
 from skdpminimax.solvers.base import PrivateSolver, SolverResult
@@ -146,13 +146,29 @@ class NoisySGDA(PrivateSolver):
         return max(1, math.ceil(self.n_epochs * sampler.n_samples / sampler.batch_size))
 
     def calibrate(self, objective, n_samples, budget):
-        """Joint and per-block noise multipliers for ``n_iter`` steps (data-free)."""
+        """Joint and per-block noise multipliers for ``n_iter`` steps (data-free).
+
+        Also refuses a configuration this objective cannot run (``schedule``,
+        ``backend``): estimators calibrate before they spend, so such errors come first.
+        """
         self._validate_params()
+        self._check_objective(objective)
         sampler = self._make_sampler(n_samples)
         return calibrate_gradient_blocks(
             objective, sampler, self._n_steps(sampler), budget, self.accounting,
             self.clip_w, self.clip_v, self.noise_allocation,
         )
+
+    def _check_objective(self, objective):
+        if self.schedule == "strongly_convex" and min(objective.strong_convexity()) <= 0:
+            raise ValueError(
+                "schedule='strongly_convex' needs a strongly-convex-strongly-concave "
+                "objective (add a regulariser)."
+            )
+        if self.backend == "numba":
+            reason = sgda_kernel_unavailable(objective)
+            if reason is not None:
+                raise ValueError(f"backend='numba' is unavailable: {reason}.")
 
     def _step_sizes(self, objective):
         eta = self.step_size
@@ -168,12 +184,7 @@ class NoisySGDA(PrivateSolver):
             return np.full(n_steps, eta_w), np.full(n_steps, eta_v)
         if self.schedule == "inverse_sqrt":
             return eta_w / np.sqrt(t), eta_v / np.sqrt(t)
-        mu_w, mu_v = objective.strong_convexity()
-        if mu_w <= 0 or mu_v <= 0:
-            raise ValueError(
-                "schedule='strongly_convex' needs a strongly-convex-strongly-concave "
-                "objective (add a regulariser)."
-            )
+        mu_w, mu_v = objective.strong_convexity()  # both > 0: checked by calibrate
         return np.minimum(eta_w, 1.0 / (mu_w * t)), np.minimum(eta_v, 1.0 / (mu_v * t))
 
     def _chunk_runner(self, objective, oracle):
@@ -181,12 +192,7 @@ class NoisySGDA(PrivateSolver):
         if self.backend != "numpy":
             kernel = sgda_kernel(objective, oracle)
             if kernel is not None:
-                return kernel
-            if self.backend == "numba":
-                reason = ("numba is not installed (pip install 'skdpminimax[fast]')"
-                          if not numba_available() else
-                          f"{type(objective).__name__} has no compiled kernel")
-                raise ValueError(f"backend='numba' is unavailable: {reason}.")
+                return kernel  # backend="numba" without a kernel was refused by calibrate
         W, V = objective.primal_set, objective.dual_set
 
         def run(w, v, sum_w, sum_v, indices, starts, stops, noise, etas_w, etas_v,
