@@ -25,11 +25,12 @@ the largest total epsilon and the largest total delta of one candidate's private
 steps.
 """
 
+import warnings
 from numbers import Integral
 
 import numpy as np
 from diffprivlib.accountant import BudgetAccountant
-from diffprivlib.utils import Budget, BudgetError
+from diffprivlib.utils import Budget, BudgetError, PrivacyLeakWarning
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import (
     GridSearchCV,
@@ -130,6 +131,15 @@ def search_budgets(search, X, y=None, *, groups=None):
     return budgets
 
 
+def _has_fixed_seed(search):
+    """Whether a private step of some candidate has a ``random_state`` other than None."""
+    for params in _candidates(search):
+        candidate = clone(search.estimator).set_params(**params)
+        if any(step.random_state is not None for _, step in _private_steps(candidate)):
+            return True
+    return False
+
+
 def _caller_ledger(search, accountant):
     """The accountant to charge: the one given, or the one the private steps share."""
     if accountant is not None:
@@ -209,9 +219,23 @@ def charge_search(search, X, y=None, *, groups=None, accountant=None):
     computed without noise on held-out private rows: they carry no DP guarantee of
     their own. Publish only the refitted model, or select privately (see the user
     guide, "Tuning hyperparameters").
+
+    Composition needs independent noise in every fit: with ``random_state=None``
+    (the default) each fit draws fresh entropy. A fixed ``random_state`` on a private
+    estimator gives every fit the same noise; the search then warns
+    (:class:`~diffprivlib.utils.PrivacyLeakWarning`) that the charge does not hold.
     """
     budgets = search_budgets(search, X, y, groups=groups)
     ledger = _caller_ledger(search, accountant)
+    if _has_fixed_seed(search):
+        warnings.warn(
+            "A private estimator of this search has a fixed random_state: every fit of the "
+            "search (each candidate on each split, and the refit) draws the same noise, so "
+            "the fits' budgets do not compose as charged (two fits' outputs can cancel their "
+            "noise). Leave random_state=None for a private search; fix it only for "
+            "reproducible experiments.",
+            PrivacyLeakWarning,
+        )
     entries = [(b.epsilon, b.delta) for b in budgets]
     total = ledger.total(spent_budget=ledger.spent_budget + entries)
     if not Budget(ledger.epsilon, ledger.delta) >= total:
@@ -288,8 +312,7 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
     >>> X, y = load_breast_cancer(return_X_y=True)
     >>> X = X / X.max(axis=0)
     >>> ledger = BudgetAccountant()
-    >>> grid = GridSearchCV(DPAUCMaximizer(epsilon=1.0, delta=1e-6, data_norm=6.0,
-    ...                                    random_state=0),
+    >>> grid = GridSearchCV(DPAUCMaximizer(epsilon=1.0, delta=1e-6, data_norm=6.0),
     ...                     {"alpha": [1e-3, 1e-1]}, cv=2, scoring="roc_auc", n_jobs=2)
     >>> search = PrivateSearchCV(grid, accountant=ledger).fit(X, y)
     >>> len(ledger.spent_budget)  # 2 candidates x 2 folds + 1 refit

@@ -2,11 +2,12 @@
 
 import copy
 import pickle
+import warnings
 
 import numpy as np
 import pytest
 from diffprivlib.accountant import BudgetAccountant
-from diffprivlib.utils import BudgetError
+from diffprivlib.utils import BudgetError, PrivacyLeakWarning
 from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
@@ -26,6 +27,11 @@ def data():
     X = rng.normal(size=(60, 3))
     y = (X[:, 0] + 0.5 * rng.normal(size=60) > 0).astype(int)
     return X, y
+
+
+# The searches below fix random_state for reproducible assertions; the warning that
+# this voids the composition is tested on its own (test_fixed_seed_in_a_search_warns).
+pytestmark = pytest.mark.filterwarnings("ignore:A private estimator of this search")
 
 
 def model(**params):
@@ -197,3 +203,23 @@ def test_pickling_stamps_the_copy_never_the_original(data):
     assert len(ledger.spent_budget) == 1
     with pytest.raises(LostLedgerError):
         pickle.loads(pickle.dumps(est)).fit(X, y)
+
+
+@pytest.mark.parametrize("where", ["estimator", "grid", "pipeline"])
+def test_fixed_seed_in_a_search_warns(data, where):
+    """Every fit of a search with a fixed seed draws the same noise: the composed charge
+    does not hold, and the search says so; with random_state=None it does not warn."""
+    X, y = data
+    if where == "estimator":
+        search = grid_search(model(random_state=0))
+    elif where == "grid":
+        search = grid_search(model(random_state=None), {"alpha": [1e-3], "random_state": [None, 3]})
+    else:
+        search = GridSearchCV(make_pipeline(FunctionTransformer(), model(random_state=0)),
+                              {"dpaucmaximizer__alpha": [1e-3, 1e-2]}, cv=CV, scoring="roc_auc")
+    with pytest.warns(PrivacyLeakWarning, match="fixed random_state"):
+        charge_search(search, X, y, accountant=BudgetAccountant())
+    clean = grid_search(model(random_state=None))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        charge_search(clean, X, y, accountant=BudgetAccountant())

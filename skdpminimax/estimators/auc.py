@@ -80,7 +80,10 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         Ledger every fit spends on; ``None`` uses diffprivlib's default accountant.
         One accountant is shared by all clones (grid search, cross-validation).
     random_state : int, Generator, RandomState or None, default=None
-        Seeds the single ``numpy.random.Generator`` used by the fit.
+        Seeds the single ``numpy.random.Generator`` used by the fit. The privacy
+        guarantee is over secret, fresh randomness: leave it ``None`` for a release.
+        A fixed seed makes fits reproducible (for experiments) and gives every fit
+        with it the same noise, so such fits' budgets do not compose.
 
     Attributes
     ----------

@@ -56,6 +56,10 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     solver : str or solver object, default="sgda"
     accountant : BudgetAccountant or None, default=None
     random_state : int, Generator, RandomState or None, default=None
+        Seeds the single ``numpy.random.Generator`` used by the fit. The privacy
+        guarantee is over secret, fresh randomness: leave it ``None`` for a release.
+        A fixed seed makes fits reproducible (for experiments) and gives every fit
+        with it the same noise, so such fits' budgets do not compose.
 
     Attributes
     ----------

@@ -69,6 +69,10 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     accountant : BudgetAccountant or None, default=None
         Ledger every fit spends on (shared by all clones).
     random_state : int, Generator, RandomState or None, default=None
+        Seeds the single ``numpy.random.Generator`` used by the fit. The privacy
+        guarantee is over secret, fresh randomness: leave it ``None`` for a release.
+        A fixed seed makes fits reproducible (for experiments) and gives every fit
+        with it the same noise, so such fits' budgets do not compose.
 
     Attributes
     ----------
