@@ -41,6 +41,7 @@ STEP_SIZE, CLIP_W, CLIP_V = 0.05, 1.5, 0.1
 def make_model(epsilon, seed, step_size, backend, clip_w=CLIP_W, clip_v=CLIP_V):
     return DPAUCMaximizer(
         epsilon=epsilon, delta=1e-6, data_norm=2.0, random_state=seed,
+        n_samples_budget="public",  # ijcnn1's split sizes are published
         solver=NoisySGDA(batch_size=64, n_epochs=15, step_size=step_size, clip_w=clip_w,
                          clip_v=clip_v, backend=backend),
     )

@@ -136,7 +136,8 @@ def main():
         return DPGroupFairRegressor(epsilon=epsilon, constraint=constraint, bounds=BOUNDS,
                                     data_norm=DATA_NORM, dual_reg=params["dual_reg"],
                                     tolerance=TOLERANCE, multiplier_bound=20.0, solver=solver,
-                                    accountant=accountant, random_state=seed)
+                                    accountant=accountant, random_state=seed,
+                                    n_samples_budget="public")  # split sizes: public
 
     # ---- non-private tuning on a validation split of the training data ----------
     X_fit, X_val, y_fit, y_val, g_fit, g_val = validation_split(X, y, g)

@@ -61,7 +61,8 @@ def main():
     def dro(epsilon, params, seed, accountant=None):
         return DPRobustClassifier(epsilon=epsilon, data_norm=data_norm, **params,
                                   solver=NoisySGDA(**SOLVER), accountant=accountant,
-                                  random_state=seed)
+                                  random_state=seed,
+                                  n_samples_budget="public")  # Adult's split sizes: public
 
     # ---- non-private tuning on a validation split of the training data ----------
     X_fit, X_val, y_fit, y_val, g_fit, g_val = validation_split(X, y, g)

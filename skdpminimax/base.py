@@ -6,8 +6,9 @@
 2. resolve the solver and check, on a provisional objective, that it can be
    calibrated for this budget (still nothing spent);
 3. spend the whole ``(epsilon, delta)`` on the accountant: before any release;
-4. release the data-dependent constants the objective needs (class ratio, group
-   sizes) with their declared slice of the budget, or take them as public;
+4. release the size the solver plans on and the data-dependent constants the
+   objective needs (class ratio, group sizes) with their declared slices of the
+   budget, or take them as public;
 5. build the objective, hand it to the solver with the rest of the budget;
 6. map the private solution to fitted attributes.
 
@@ -17,6 +18,18 @@ Subclasses implement the task-specific steps (:meth:`_validate_targets`,
 accountant is charged before data are touched, as a ledger must be. A failed fit
 leaves the estimator exactly as it was (a previous fit stays in place); a
 successful one replaces every fitted attribute of the previous fit.
+
+**The number of examples.** A solver plans its run (sampling rate, number of
+steps) from a size. Under replace-one neighbours (full batch, sampling without
+replacement, disjoint batches, output perturbation) both data sets have the same
+size, so the data's own ``n_samples`` is safe. Under add/remove-one (Poisson
+sampling, the default of ``NoisySGDA``) the size itself tells a neighbour from the
+other, so every public quantity is planned on a *public size*: a private count of
+the rows (two-sided geometric mechanism, sensitivity 1, ``n_samples_budget *
+epsilon`` of the budget, pure DP), or ``len(X)`` when the user declares it public
+with ``n_samples_budget="public"``. The class ratio and group counts are then
+bounded by, and divided by, that size. If the released size is at most the batch
+size the run is full batch, which is replace-one (``calibration_`` says so).
 
 Sparse ``X`` is refused with a clear error (dense data are required): rows are
 clipped and scored as dense vectors, and the data sets these estimators are made
@@ -33,13 +46,13 @@ import numpy as np
 from diffprivlib.accountant import BudgetAccountant
 from diffprivlib.utils import PrivacyLeakWarning
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from skdpminimax._compat import validate_data
 from skdpminimax.objectives.base import SaddleData
 from skdpminimax.privacy.budget import PrivacyBudget
 from skdpminimax.privacy.ledger import LedgerGuardMixin
-from skdpminimax.privacy.mechanisms import clip_rows, row_norms
+from skdpminimax.privacy.mechanisms import clip_rows, private_size, row_norms
 from skdpminimax.solvers import resolve_solver
 
 __all__ = ["DPMinimaxEstimator", "resolve_rng"]
@@ -72,6 +85,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
+        "n_samples_budget": [Interval(Real, 0, 1, closed="neither"), StrOptions({"public"})],
         "epsilon": [Interval(Real, 0, None, closed="right")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "data_norm": [Interval(Real, 0, None, closed="neither"), None],
@@ -117,18 +131,28 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
 
         # Dry run on public constants: a solver that cannot be calibrated for this
         # budget fails here, before anything is spent.
+        n_samples = X.shape[0]
         probe = self._make_objective(X.shape[1], data_norm, self._public_constants(targets, task_data))
-        probe_calibration = solver.calibrate(probe, X.shape[0], train_budget)
+        probe_calibration = solver.calibrate(probe, n_samples, train_budget)
         # Private constants are released under the solver's neighbouring relation
         # (replace-one doubles a histogram's L1 sensitivity); unknown means replace-one.
-        task_data = {**task_data, "neighboring_relation": getattr(
-            probe_calibration, "neighboring_relation", "replace-one")}
+        relation = getattr(probe_calibration, "neighboring_relation", "replace-one")
+        size_budget = None
+        if relation == "add/remove-one" and self.n_samples_budget != "public":
+            # The size is private under add/remove-one: plan on a released one.
+            size_budget, train_budget = train_budget.split(self.n_samples_budget)
+            solver.calibrate(probe, n_samples, train_budget)  # still feasible
+        task_data = {**task_data, "neighboring_relation": relation}
 
         accountant.spend(budget.epsilon, budget.delta)
         rng = resolve_rng(self.random_state)
+        size = (n_samples if size_budget is None
+                else private_size(n_samples, size_budget.epsilon, rng))
+        task_data["size"] = size
         constants = self._private_constants(targets, task_data, constants_budget, rng)
         objective = self._make_objective(X.shape[1], data_norm, constants)
-        data = SaddleData(clip_rows(X, data_norm), targets, task_data.get("groups"))
+        data = SaddleData(clip_rows(X, data_norm), targets, task_data.get("groups"),
+                          public_size=None if size_budget is None else size)
         result = solver.solve(objective, data, train_budget, rng)
 
         self.solver_ = solver
@@ -137,6 +161,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         self.n_iter_ = int(result.n_iter)
         self.calibration_ = result.calibration
         self.privacy_spent_ = budget
+        self.planning_size_ = int(data.planning_size)
         self._set_fitted(result, objective, constants)
         return self
 

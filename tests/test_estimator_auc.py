@@ -59,7 +59,8 @@ def test_fitted_attributes_and_privacy_record(data):
     assert m.coef_.shape == (1, 6) and m.intercept_.shape == (1,)
     np.testing.assert_array_equal(m.classes_, [0, 1])
     assert m.privacy_spent_.epsilon == 2.0 and m.privacy_spent_.delta == 1e-5
-    assert m.n_iter_ == m.calibration_.n_steps == int(np.ceil(4 * 400 / 32))
+    # Poisson (add/remove-one): planned on a released size, not on the 400 rows
+    assert m.n_iter_ == m.calibration_.n_steps == int(np.ceil(4 * m.planning_size_ / 32))
     assert m.calibration_.epsilon <= 2.0 and m.calibration_.sampler == "poisson"
     assert m.calibration_.neighboring_relation == "add/remove-one"
     a, b = m.class_score_means_[1], m.class_score_means_[0]

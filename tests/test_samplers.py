@@ -52,7 +52,12 @@ def test_without_replacement_large_batch_path():
 def test_full_batch_and_make_sampler():
     assert list(FullBatch(5).batches(None, 3)) == [None, None, None]
     assert isinstance(make_sampler("poisson", 100, None), FullBatch)
-    assert isinstance(make_sampler("poisson", 100, 100), FullBatch)
+    # a Poisson batch at least the (planned) size is rate 1, still add/remove-one
+    for batch in (100, 150):
+        sampler = make_sampler("poisson", 100, batch)
+        assert isinstance(sampler, PoissonSampler) and sampler.sample_rate == 1.0
+        assert sampler.normalizer == 100
+    assert isinstance(make_sampler("without_replacement", 100, 100), FullBatch)
     assert isinstance(make_sampler("without_replacement", 100, 10), WithoutReplacementSampler)
     with pytest.raises(ValueError, match="Unknown sampler"):
         make_sampler("shuffle", 100, 10)

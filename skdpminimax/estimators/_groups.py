@@ -156,7 +156,7 @@ class GroupRatiosMixin:
         if self._public_group_ratios is not None:
             return {"group_ratios": self._public_group_ratios}
         codes = task_data["groups"]
-        n, k = codes.shape[0], len(self.groups_)
+        n, k = task_data["size"], len(self.groups_)  # public size bounds each count
         relation = task_data.get("neighboring_relation", "replace-one")
         epsilon = budget.epsilon / (1.0 if relation == "add/remove-one" else 2.0)
         counts = np.bincount(codes, minlength=k)

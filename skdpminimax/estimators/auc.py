@@ -79,6 +79,13 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
     accountant : BudgetAccountant or None, default=None
         Ledger every fit spends on; ``None`` uses diffprivlib's default accountant.
         One accountant is shared by all clones (grid search, cross-validation).
+    n_samples_budget : float in (0, 1) or "public", default=0.01
+        Under add/remove-one neighbours (Poisson sampling, the default) the number
+        of examples is private, and the solver plans its sampling rate and number of
+        steps on a released size: a private count with ``n_samples_budget *
+        epsilon`` of the budget. ``"public"`` declares ``len(X)`` public (for
+        example a published data set's size) and spends nothing. Unused under
+        replace-one solvers, where both neighbours have the same size.
     random_state : int, Generator, RandomState or None, default=None
         Seeds the single ``numpy.random.Generator`` used by the fit. The privacy
         guarantee is over secret, fresh randomness: leave it ``None`` for a release.
@@ -105,6 +112,9 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         Solver iterations (fixed in advance).
     calibration_ : NoiseCalibration
         Noise multiplier, steps, sampler and accountant of the solver.
+    planning_size_ : int
+        The size the solver planned on: ``len(X)``, or under add/remove-one the
+        released count (see ``n_samples_budget``).
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta)`` charged to the accountant by this fit.
     solver_ : solver
@@ -159,6 +169,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         solver="sgda",
         accountant=None,
         random_state=None,
+        n_samples_budget=0.01,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -172,6 +183,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         self.solver = solver
         self.accountant = accountant
         self.random_state = random_state
+        self.n_samples_budget = n_samples_budget
 
     def fit(self, X, y):
         """Fit the private AUC maximiser.
@@ -215,9 +227,9 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
     def _private_constants(self, targets, task_data, budget, rng):
         if self.pos_ratio is not None:
             return {"pos_ratio": float(self.pos_ratio)}
-        n = targets.shape[0]
-        n_pos = private_count(np.count_nonzero(targets > 0), n, budget.epsilon, rng)
-        return {"pos_ratio": float(np.clip(n_pos / n, _RATIO_FLOOR, 1.0 - _RATIO_FLOOR))}
+        size = task_data["size"]  # public: the rows' count, or a private release of it
+        n_pos = private_count(np.count_nonzero(targets > 0), size, budget.epsilon, rng)
+        return {"pos_ratio": float(np.clip(n_pos / size, _RATIO_FLOOR, 1.0 - _RATIO_FLOOR))}
 
     def _resolve_solver(self):
         # Default solver name for the nonconvex MLP: the last iterate (see `solver`).

@@ -55,6 +55,13 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         with a :class:`PrivacyLeakWarning`.
     solver : str or solver object, default="sgda"
     accountant : BudgetAccountant or None, default=None
+    n_samples_budget : float in (0, 1) or "public", default=0.01
+        Under add/remove-one neighbours (Poisson sampling, the default) the number
+        of examples is private, and the solver plans its sampling rate and number of
+        steps on a released size: a private count with ``n_samples_budget *
+        epsilon`` of the budget. ``"public"`` declares ``len(X)`` public (for
+        example a published data set's size) and spends nothing. Unused under
+        replace-one solvers, where both neighbours have the same size.
     random_state : int, Generator, RandomState or None, default=None
         Seeds the single ``numpy.random.Generator`` used by the fit. The privacy
         guarantee is over secret, fresh randomness: leave it ``None`` for a release.
@@ -63,6 +70,9 @@ class DPSaddleEstimator(DPMinimaxEstimator):
 
     Attributes
     ----------
+    planning_size_ : int
+        The size the solver planned on: ``len(X)``, or under add/remove-one the
+        released count (see ``n_samples_budget``).
     coef_ : ndarray
         The released primal point ``w``.
     dual_coef_ : ndarray
@@ -82,7 +92,8 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     ``lipschitz()`` only caps the clip norms, so a wrong bound cannot break privacy
     with a clipping solver (NoisySGDA clips every block), but ``objective_params``
     and anything else the objective reads besides the per-example data it is
-    handed must be public. Group labels and ``n_samples`` are treated as public.
+    handed must be public. Group labels are treated as public; the size is handled as in
+    :mod:`skdpminimax.base` (``n_samples_budget``).
 
     Examples
     --------
@@ -98,7 +109,8 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     }
 
     def __init__(self, objective_factory, objective_params=None, epsilon=1.0, delta=1e-5, *,
-                 data_norm=None, solver="sgda", accountant=None, random_state=None):
+                 data_norm=None, solver="sgda", accountant=None, random_state=None,
+                 n_samples_budget=0.01):
         self.objective_factory = objective_factory
         self.objective_params = objective_params
         self.epsilon = epsilon
@@ -107,6 +119,7 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         self.solver = solver
         self.accountant = accountant
         self.random_state = random_state
+        self.n_samples_budget = n_samples_budget
 
     def fit(self, X, y=None, *, sensitive_features=None):
         """Solve the objective privately on ``(X, y, sensitive_features)``.

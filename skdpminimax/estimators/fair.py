@@ -70,6 +70,13 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         per-example dual gradient grows like ``1 / pi_g``; see
         :class:`DPRobustClassifier`, Notes).
     accountant : BudgetAccountant or None, default=None
+    n_samples_budget : float in (0, 1) or "public", default=0.01
+        Under add/remove-one neighbours (Poisson sampling, the default) the number
+        of examples is private, and the solver plans its sampling rate and number of
+        steps on a released size: a private count with ``n_samples_budget *
+        epsilon`` of the budget. ``"public"`` declares ``len(X)`` public (for
+        example a published data set's size) and spends nothing. Unused under
+        replace-one solvers, where both neighbours have the same size.
     random_state : int, Generator, RandomState or None, default=None
         Seeds the single ``numpy.random.Generator`` used by the fit. The privacy
         guarantee is over secret, fresh randomness: leave it ``None`` for a release.
@@ -89,6 +96,9 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     group_ratios_ : ndarray of shape (n_groups,)
     n_iter_ : int
     calibration_ : NoiseCalibration
+    planning_size_ : int
+        The size the solver planned on: ``len(X)``, or under add/remove-one the
+        released count (see ``n_samples_budget``).
     privacy_spent_ : PrivacyBudget
 
     Notes
@@ -123,7 +133,8 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     def __init__(self, epsilon=1.0, delta=1e-5, *, constraint="minimax_loss", bounds=None,
                  data_norm=None, radius=10.0, alpha=1e-4, dual_reg=0.1, tolerance=0.05,
                  multiplier_bound=1.0, group_ratios=None, group_ratios_budget=0.05,
-                 fit_intercept=True, solver="sgda", accountant=None, random_state=None):
+                 fit_intercept=True, solver="sgda", accountant=None, random_state=None,
+                 n_samples_budget=0.01):
         self.epsilon = epsilon
         self.delta = delta
         self.constraint = constraint
@@ -140,6 +151,7 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         self.solver = solver
         self.accountant = accountant
         self.random_state = random_state
+        self.n_samples_budget = n_samples_budget
 
     def fit(self, X, y, *, sensitive_features=None):
         """Fit the private group-fair regressor.

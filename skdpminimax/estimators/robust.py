@@ -68,6 +68,13 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         ``"sgda"`` uses the group defaults (see Notes, *Clipping the dual*).
     accountant : BudgetAccountant or None, default=None
         Ledger every fit spends on (shared by all clones).
+    n_samples_budget : float in (0, 1) or "public", default=0.01
+        Under add/remove-one neighbours (Poisson sampling, the default) the number
+        of examples is private, and the solver plans its sampling rate and number of
+        steps on a released size: a private count with ``n_samples_budget *
+        epsilon`` of the budget. ``"public"`` declares ``len(X)`` public (for
+        example a published data set's size) and spends nothing. Unused under
+        replace-one solvers, where both neighbours have the same size.
     random_state : int, Generator, RandomState or None, default=None
         Seeds the single ``numpy.random.Generator`` used by the fit. The privacy
         guarantee is over secret, fresh randomness: leave it ``None`` for a release.
@@ -87,6 +94,9 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         Group frequencies used (public, or the private release).
     n_iter_ : int
     calibration_ : NoiseCalibration
+    planning_size_ : int
+        The size the solver planned on: ``len(X)``, or under add/remove-one the
+        released count (see ``n_samples_budget``).
     privacy_spent_ : PrivacyBudget
     solver_, objective_ : the fitted solver and the objective it solved.
 
@@ -140,7 +150,8 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
 
     def __init__(self, epsilon=1.0, delta=1e-5, *, data_norm=None, radius=10.0, alpha=1e-4,
                  dual_reg=0.1, dual_center="uniform", group_ratios=None, group_ratios_budget=0.05, fit_intercept=True,
-                 solver="sgda", accountant=None, random_state=None):
+                 solver="sgda", accountant=None, random_state=None,
+                 n_samples_budget=0.01):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -154,6 +165,7 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         self.solver = solver
         self.accountant = accountant
         self.random_state = random_state
+        self.n_samples_budget = n_samples_budget
 
     def fit(self, X, y, *, sensitive_features=None):
         """Fit the private worst-group classifier.

@@ -80,7 +80,7 @@ class SquareLossAUC(SaddleObjective):
             return data
         s = 0.5 + (0.5 - self.p) * data.y
         aux = np.column_stack([s, s * data.y, np.einsum("ij,ij->i", data.X, data.X)])
-        return type(data)(data.X, data.y, data.groups, aux)
+        return type(data)(data.X, data.y, data.groups, aux, data.public_size)
 
     def _grad_parts(self, w, v, data):
         data = self.prepare(data)

@@ -30,19 +30,29 @@ class SaddleData:
     aux : ndarray of shape (n_samples, k), optional
         Per-example constants an objective precomputes once per fit
         (:meth:`SaddleObjective.prepare`), gathered with the batch.
+    public_size : int, optional
+        The size solvers plan on (sampling rate, number of steps) when it may not be
+        the number of rows: under add/remove-one neighbours the true size is private
+        (see :mod:`skdpminimax.base`). ``None``: plan on ``n_samples``.
     """
 
-    __slots__ = ("X", "y", "groups", "aux")
+    __slots__ = ("X", "y", "groups", "aux", "public_size")
 
-    def __init__(self, X, y=None, groups=None, aux=None):
+    def __init__(self, X, y=None, groups=None, aux=None, public_size=None):
         self.X = X
         self.y = y
         self.groups = groups
         self.aux = aux
+        self.public_size = None if public_size is None else int(public_size)
 
     @property
     def n_samples(self):
         return self.X.shape[0]
+
+    @property
+    def planning_size(self):
+        """The size every public quantity of a run is computed from."""
+        return self.n_samples if self.public_size is None else self.public_size
 
     def take(self, idx):
         """Rows ``idx`` (``None`` means all rows)."""

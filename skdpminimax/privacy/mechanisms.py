@@ -7,9 +7,9 @@ sensitivity argument is made once.
 import math
 
 import numpy as np
-from diffprivlib.mechanisms import GeometricTruncated
+from diffprivlib.mechanisms import Geometric, GeometricTruncated
 
-__all__ = ["clip_rows", "clipped_sum", "private_count", "row_norms"]
+__all__ = ["clip_rows", "clipped_sum", "private_count", "private_size", "row_norms"]
 
 
 def clip_rows(X, max_norm):
@@ -53,15 +53,32 @@ def clipped_sum(per_example, max_norm):
     return scale @ per_example
 
 
+def private_size(n_samples, epsilon, rng):
+    """``epsilon``-DP release of the number of examples (add/remove-one: sensitivity 1).
+
+    diffprivlib's (untruncated) two-sided geometric mechanism, then at least 1
+    (post-processing): no bound that depends on the true size enters the release.
+    ``epsilon=np.inf`` returns the exact size.
+    """
+    if math.isinf(epsilon):
+        return int(n_samples)
+    mech = Geometric(epsilon=epsilon, sensitivity=1,
+                     random_state=np.random.RandomState(rng.integers(2**32)))
+    return max(1, int(mech.randomise(int(n_samples))))
+
+
 def private_count(count, upper, epsilon, rng):
     """``epsilon``-DP release of a count in ``[0, upper]`` (sensitivity 1).
 
     Uses diffprivlib's truncated geometric mechanism, seeded from the fit's
     ``Generator`` so the whole fit stays reproducible from one ``random_state``.
-    ``epsilon=np.inf`` returns the exact count.
+    ``upper`` must be public (the size the fit plans on, see
+    :mod:`skdpminimax.base`); a count above it is first clamped to it (which keeps
+    the sensitivity 1). ``epsilon=np.inf`` returns the exact count.
     """
+    count = min(max(int(count), 0), int(upper))
     if math.isinf(epsilon):
-        return int(count)
+        return count
     mech = GeometricTruncated(
         epsilon=epsilon,
         sensitivity=1,
@@ -69,4 +86,4 @@ def private_count(count, upper, epsilon, rng):
         upper=int(upper),
         random_state=np.random.RandomState(rng.integers(2**32)),
     )
-    return int(mech.randomise(int(count)))
+    return int(mech.randomise(count))

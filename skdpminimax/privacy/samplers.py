@@ -13,8 +13,13 @@ sampler                neighbouring        sensitivity of a clipped sum  account
 ``DisjointBatches``    replace-one         2 C                           PLD / RDP
 =====================  ==================  ============================  ==========
 
-``C`` is the per-example clip norm of a block. In every case ``n_samples`` is
-treated as public. ``releases_per_example(n_steps)`` is how many of the
+``C`` is the per-example clip norm of a block. ``n_samples`` is the size a sampler
+is *planned* on: its sampling rate and, through the solvers, the number of steps.
+Under replace-one neighbours both data sets have the same size, so the data's own
+size is safe to use. Under add/remove-one (Poisson) it is not: the estimators plan on
+a public size (declared by the user, or a private count; see
+:mod:`skdpminimax.base`), and :meth:`over_rows` makes the planned sampler draw from
+the rows actually present. ``releases_per_example(n_steps)`` is how many of the
 ``n_steps`` releases one example can affect: the number of times the accountant
 composes the per-step event (``n_steps``, except for disjoint batches, where
 parallel composition makes it 1).
@@ -97,6 +102,20 @@ class _Sampler:
         """Hashable description, used to cache calibrations."""
         return (self.name, self.n_samples, self.batch_size)
 
+    def over_rows(self, n_rows):
+        """This sampler, drawing from ``n_rows`` rows (the data present at solve time).
+
+        Only samplers whose privacy does not rest on the planned size may draw from
+        another number of rows; the others must have been planned on the data's size.
+        """
+        if int(n_rows) == self.n_samples:
+            return self
+        raise ValueError(
+            f"The {self.name!r} sampler was planned on {self.n_samples} examples and cannot "
+            f"draw from {n_rows}: under replace-one neighbours the data's own size is public, "
+            "plan on it."
+        )
+
     def __repr__(self):
         return f"{type(self).__name__}(n_samples={self.n_samples}, batch_size={self.batch_size})"
 
@@ -110,6 +129,11 @@ class FullBatch(_Sampler):
 
     def __init__(self, n_samples, batch_size=None):
         super().__init__(n_samples, None)
+
+    def over_rows(self, n_rows):
+        # Replace-one: every row, normalised by the number of rows present (the same
+        # in both neighbours); the calibration does not depend on it.
+        return self if int(n_rows) == self.n_samples else FullBatch(n_rows)
 
     def _chunk(self, rng, steps):
         # None means "all rows": no index array of size n per step
@@ -132,8 +156,23 @@ class PoissonSampler(_Sampler):
     neighboring_relation = "add/remove-one"
     sensitivity_factor = 1.0
 
+    def __init__(self, n_samples, batch_size=None):
+        super().__init__(n_samples, batch_size)
+        self.n_rows = self.n_samples
+
+    def over_rows(self, n_rows):
+        # The rate q = m / n_samples and the step count stay those of the planned
+        # (public) size; only the rows the Bernoulli trials run over change. Nothing
+        # released then depends on the true size but through the noisy steps, whose
+        # add/remove-one analysis holds for any number of rows at rate q.
+        if int(n_rows) < 1:
+            raise ValueError("n_rows must be >= 1.")
+        copy = PoissonSampler(self.n_samples, self.batch_size)
+        copy.n_rows = int(n_rows)
+        return copy
+
     def _chunk(self, rng, steps):
-        n, q = self.n_samples, self.sample_rate
+        n, q = self.n_rows, self.sample_rate
         # Independent Bernoulli(q) trials over the stream of steps * n (step, example)
         # pairs; the gaps between successes are i.i.d. geometric, so draw those.
         total = steps * n
@@ -248,12 +287,19 @@ def make_sampler(name, n_samples, batch_size=None):
     """Build the sampler called ``name`` (``'full'``, ``'poisson'``, ``'without_replacement'``,
     ``'disjoint'``).
 
-    ``batch_size=None`` (or ``>= n_samples``) gives :class:`FullBatch`, except for
-    ``'disjoint'``, whose single batch of all rows is released once.
+    ``batch_size=None`` gives :class:`FullBatch`, except for ``'disjoint'``, whose
+    single batch of all rows is released once. A ``batch_size >= n_samples`` gives
+    :class:`FullBatch` too, except for ``'poisson'``: there it gives rate ``q = 1``,
+    so that a Poisson run stays add/remove-one whatever the (possibly released)
+    size it is planned on.
     """
     if name == "disjoint":
         return DisjointBatches(n_samples, min(batch_size or n_samples, n_samples))
-    if batch_size is None or batch_size >= n_samples:
+    if batch_size is None:
+        return FullBatch(n_samples)
+    if name == "poisson":
+        return PoissonSampler(n_samples, min(int(batch_size), n_samples))
+    if batch_size >= n_samples:
         return FullBatch(n_samples)
     try:
         return _SAMPLERS[name](n_samples, batch_size)

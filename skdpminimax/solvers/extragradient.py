@@ -205,8 +205,10 @@ class NoisyExtragradient(PrivateSolver):
     # ---- the algorithm -------------------------------------------------------
     def solve(self, objective, data, budget, rng, *, init=None):
         """Run NSEG; the result is ``budget``-DP (see Notes)."""
-        calibration = self.calibrate(objective, data.n_samples, budget)
-        sampler, n_iter = self._plan(objective, data.n_samples, budget)
+        # Planned on the public size (see SaddleData.public_size), drawn from the rows.
+        calibration = self.calibrate(objective, data.planning_size, budget)
+        sampler, n_iter = self._plan(objective, data.planning_size, budget)
+        sampler = sampler.over_rows(data.n_samples)
         clips = resolve_clip_norms(objective, self.clip_w, self.clip_v)
         oracle = NoisyGradientOracle(
             objective, data, sampler, calibration.block_noise_multipliers, *clips, rng

@@ -215,8 +215,10 @@ class NoisySGDA(PrivateSolver):
     # ---- the algorithm -------------------------------------------------------
     def solve(self, objective, data, budget, rng, *, init=None):
         """Run DP-SGDA; the result is ``budget``-DP (see Notes)."""
-        calibration = self.calibrate(objective, data.n_samples, budget)
-        sampler = self._make_sampler(data.n_samples)
+        # Planned on the public size (the rows' count unless the estimator says
+        # otherwise, see SaddleData.public_size); drawn from the rows present.
+        calibration = self.calibrate(objective, data.planning_size, budget)
+        sampler = self._make_sampler(data.planning_size).over_rows(data.n_samples)
         clip_w, clip_v = resolve_clip_norms(objective, self.clip_w, self.clip_v)
         oracle = NoisyGradientOracle(
             objective, data, sampler, calibration.block_noise_multipliers, clip_w, clip_v, rng

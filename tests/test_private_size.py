@@ -1,0 +1,121 @@
+"""The number of examples under add/remove-one neighbours.
+
+Poisson-sampled solvers plan their sampling rate and number of steps on a size. Under
+add/remove-one the true size distinguishes neighbours, so the estimators plan on a
+private count of it (``n_samples_budget`` of epsilon) or on a size the user declares
+public (``n_samples_budget="public"``); replace-one solvers use the rows' count, which
+neighbours share.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from diffprivlib.accountant import BudgetAccountant
+
+from skdpminimax import DPAUCMaximizer, DPRobustClassifier
+from skdpminimax.objectives.base import SaddleData
+from skdpminimax.privacy.mechanisms import private_size
+from skdpminimax.privacy.samplers import PoissonSampler, make_sampler
+from skdpminimax.solvers import NoisySGDA
+
+
+def _data(n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    return X, (X[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int)
+
+
+def _auc(**kw):
+    params = dict(epsilon=1.0, delta=1e-5, data_norm=3.0, pos_ratio=0.5, random_state=0,
+                  solver=NoisySGDA(batch_size=16, n_epochs=2))
+    return DPAUCMaximizer(**{**params, **kw})
+
+
+def test_private_size_is_a_two_sided_geometric_release():
+    """Sensitivity 1 at epsilon: mean absolute noise 2a / (1 - a^2) with a = exp(-eps)."""
+    rng = np.random.default_rng(0)
+    eps = 0.2
+    noise = np.array([private_size(10_000, eps, rng) for _ in range(4000)]) - 10_000
+    a = math.exp(-eps)
+    assert np.mean(np.abs(noise)) == pytest.approx(2 * a / (1 - a * a), rel=0.06)
+    assert abs(np.mean(noise)) < 0.5  # centred
+    assert private_size(3, 1e-3, np.random.default_rng(1)) >= 1  # never below one row
+    assert private_size(7, math.inf, rng) == 7
+
+
+def test_poisson_fit_plans_on_the_released_size():
+    X, y = _data(400)
+    acc = BudgetAccountant()
+    m = _auc(accountant=acc).fit(X, y)
+    cal = m.calibration_
+    assert cal.neighboring_relation == "add/remove-one"
+    assert m.planning_size_ != 400  # a noisy count (the draw for this seed)
+    assert cal.sample_rate == pytest.approx(16 / m.planning_size_)
+    assert m.n_iter_ == cal.n_steps == math.ceil(2 * m.planning_size_ / 16)
+    # one charge of the whole budget; the solver got the rest after the size's slice
+    assert acc.spent_budget == [(1.0, 1e-5)]
+    assert cal.epsilon <= 1.0 * (1 - 0.01) + 1e-9
+
+
+def test_neighbours_differ_only_through_the_size_noise():
+    """Same seed, data sets one row apart: the released sizes differ by exactly one,
+    so every planned quantity is a function of the noisy count, not of n itself."""
+    X, y = _data(401)
+    big = _auc().fit(X, y)
+    small = _auc().fit(X[:-1], y[:-1])
+    assert big.planning_size_ - small.planning_size_ == 1
+
+
+def test_declared_public_size_spends_nothing_on_it():
+    X, y = _data(400)
+    m = _auc(n_samples_budget="public").fit(X, y)
+    assert m.planning_size_ == 400
+    assert m.calibration_.sample_rate == pytest.approx(16 / 400)
+    assert m.n_iter_ == math.ceil(2 * 400 / 16)
+    private = _auc().fit(X, y)
+    # the public declaration leaves the solver the whole budget: a smaller multiplier
+    # (at the planned size the private fit happened to draw, the step counts differ too)
+    assert m.calibration_.epsilon > private.calibration_.epsilon
+
+
+@pytest.mark.parametrize("solver", [NoisySGDA(batch_size=None, n_iter=20),
+                                    NoisySGDA(batch_size=16, n_epochs=2,
+                                              sampler="without_replacement",
+                                              accounting="rdp")])
+def test_replace_one_solvers_use_the_rows_and_spend_nothing_on_them(solver):
+    X, y = _data(400)
+    m = _auc(solver=solver).fit(X, y)
+    assert m.calibration_.neighboring_relation == "replace-one"
+    assert m.planning_size_ == 400
+    assert m.calibration_.epsilon == pytest.approx(1.0, rel=1e-3)  # no slice taken
+
+
+def test_group_counts_are_bounded_by_the_released_size():
+    X, y = _data(400)
+    groups = np.where(np.arange(400) % 4 == 0, "a", "b")
+    m = DPRobustClassifier(epsilon=1.0, data_norm=3.0, random_state=0,
+                           solver=NoisySGDA(batch_size=16, n_epochs=2)).fit(
+        X, y, sensitive_features=groups)
+    assert m.calibration_.neighboring_relation == "add/remove-one"
+    assert m.planning_size_ != 400
+    assert m.group_ratios_.sum() == pytest.approx(1.0)
+
+
+def test_poisson_sampler_over_rows_keeps_the_planned_rate_and_steps():
+    planned = make_sampler("poisson", 1000, 50)
+    drawn = planned.over_rows(600)
+    assert isinstance(drawn, PoissonSampler)
+    assert drawn.sample_rate == planned.sample_rate == 0.05
+    assert drawn.key() == planned.key()
+    idx = np.concatenate(list(drawn.batches(np.random.default_rng(0), 400)))
+    assert idx.max() < 600  # rows that exist
+    assert len(idx) / 400 == pytest.approx(0.05 * 600, rel=0.05)  # q * rows per step
+    with pytest.raises(ValueError, match="planned on"):
+        make_sampler("without_replacement", 1000, 50).over_rows(600)
+
+
+def test_saddle_data_planning_size():
+    X = np.zeros((5, 2))
+    assert SaddleData(X).planning_size == 5
+    assert SaddleData(X, public_size=9).planning_size == 9
