@@ -62,7 +62,9 @@ class AuditResult:
     true_positives, false_positives, true_negatives, false_negatives : int
         Counts of the chosen test on the evaluation runs ("positive" = canary in).
     tpr_lower, fpr_upper : float
-        Clopper-Pearson bounds used for the bound (of the side that gave it).
+        Clopper-Pearson bounds used for the bound (of the side that gave it): a
+        lower bound on the rate of ``rate_names[0]`` and an upper bound on that of
+        ``rate_names[1]``.
     epsilon_lower_bound_gdp : float
         Lower bound *assuming* the training's trade-off curve is Gaussian
         (mu-GDP, Dong et al. 2022), as full-batch DP-GDA's is; tighter, but only a
@@ -75,6 +77,9 @@ class AuditResult:
         Attack statistic of every run trained with / without the canary.
     n_selection : int
         Runs per data set used to choose the test (the others evaluate it).
+    rate_names : tuple of str
+        ``("TPR", "FPR")`` when the bound came from ``TPR <= e^eps FPR + delta``,
+        ``("TNR", "FNR")`` when it came from the mirrored inequality.
     """
 
     epsilon_lower_bound: float
@@ -96,6 +101,7 @@ class AuditResult:
     scores_in: np.ndarray = field(default=None, repr=False)
     scores_out: np.ndarray = field(default=None, repr=False)
     n_selection: int = 0
+    rate_names: tuple = ("TPR", "FPR")
 
     @property
     def violates_claim(self):
@@ -111,7 +117,8 @@ class AuditResult:
             f"confidence vs claimed ({self.epsilon_claimed:g}, {self.delta:g}): {verdict}\n"
             f"  evaluation: TP={self.true_positives} FN={self.false_negatives} "
             f"FP={self.false_positives} TN={self.true_negatives} "
-            f"(TPR >= {self.tpr_lower:.3f}, FPR <= {self.fpr_upper:.4f}); "
+            f"({self.rate_names[0]} >= {self.tpr_lower:.3f}, "
+            f"{self.rate_names[1]} <= {self.fpr_upper:.4f}); "
             f"{self.n_runs} runs per data set, {self.neighboring_relation} neighbours\n"
             f"  if the training were Gaussian (mu-GDP): mu >= {self.mu_lower_bound:.3f}, "
             f"epsilon >= {self.epsilon_lower_bound_gdp:.3f}"
@@ -197,10 +204,14 @@ def _predicted_counts(sel_in, sel_out, thresholds, n_in, n_out):
     (a noiseless release) uses the raw rates. Only the choice of the test depends
     on this, so it affects power, never validity.
     """
+    # A statistic with few distinct values (a 0/1 prediction, a count) has no
+    # normal tails: the fit would pick thresholds where it has no mass.
+    pooled = np.concatenate([sel_in, sel_out])
+    discrete = np.unique(pooled).size <= max(10, pooled.size // 10)
     rates = []
     for s in (sel_in, sel_out):
         sd = s.std()
-        if sd > 1e-12 * (1.0 + np.abs(s).max()):
+        if sd > 1e-12 * (1.0 + np.abs(s).max()) and not discrete:
             rates.append(norm.sf(thresholds, loc=s.mean(), scale=sd))
         else:
             rates.append(_tests(s, s, thresholds)[0] / s.size)
@@ -293,6 +304,7 @@ def epsilon_lower_bound(scores_in, scores_out, *, delta, confidence=0.95, n_sele
         scores_in=scores_in,
         scores_out=scores_out,
         n_selection=k,
+        rate_names=("TPR", "FPR") if side % 2 == 0 else ("TNR", "FNR"),
     )
 
 
@@ -404,16 +416,21 @@ def _linear_direction(feat_in, feat_out):
 
 
 # ---- the audit ------------------------------------------------------------------
+def _nested_keys(est, name):
+    """Parameter keys of ``est`` (nested steps of a Pipeline included) called ``name``."""
+    return [k for k in est.get_params(deep=True) if k == name or k.endswith("__" + name)]
+
+
 def _with(estimator, seed):
     est = clone(estimator)
-    params = est.get_params(deep=False)
-    if "random_state" in params:
-        est.set_params(random_state=int(seed))
-    if "accountant" in params:
+    # Every step's seed (a Pipeline's too): fresh randomness in every run.
+    est.set_params(**{k: int(seed) for k in _nested_keys(est, "random_state")})
+    ledgers = _nested_keys(est, "accountant")
+    if ledgers:
         # A fresh, unlimited ledger per run: audit fits spend on nobody's budget.
         from diffprivlib.accountant import BudgetAccountant
 
-        est.set_params(accountant=BudgetAccountant())
+        est.set_params(**{k: BudgetAccountant() for k in ledgers})
     return est
 
 
@@ -421,8 +438,15 @@ def _relation_of(fitted, neighboring):
     if neighboring != "auto":
         return {"replace": _REPLACE, "add-remove": _ADD_REMOVE,
                 _REPLACE: _REPLACE, _ADD_REMOVE: _ADD_REMOVE}[neighboring]
-    calibration = getattr(fitted, "calibration_", None)
-    return getattr(calibration, "neighboring_relation", _REPLACE)
+    # The estimator itself, or the private step of a Pipeline (or other meta-estimator).
+    candidates = [fitted] + [v for v in fitted.get_params(deep=True).values()
+                             if hasattr(v, "calibration_")]
+    relations = {c.calibration_.neighboring_relation for c in candidates
+                 if hasattr(getattr(c, "calibration_", None), "neighboring_relation")}
+    if len(relations) > 1:
+        raise ValueError(f"The estimator's private steps use different neighbouring relations "
+                         f"{sorted(relations)}; pass neighboring= to say which to audit.")
+    return relations.pop() if relations else _REPLACE
 
 
 def audit_estimator(estimator, *, epsilon, delta=1e-5, n_runs=200, X=None, y=None, canary=None,
@@ -523,12 +547,14 @@ def audit_estimator(estimator, *, epsilon, delta=1e-5, n_runs=200, X=None, y=Non
     else:
         X_out, y_out = X, y
 
-    feats_in = [_features(first, x_c, y_c, y_alt, statistic)]
-    feats_in += [_features(fit_features(X_in, y_in, s), x_c, y_c, y_alt, statistic)
-                 for s in seeds[1:n_runs]]
-    feats_out = [_features(fit_features(X_out, y_out, s), x_c, y_c, y_alt, statistic)
-                 for s in seeds[n_runs:]]
-    feats_in, feats_out = np.array(feats_in), np.array(feats_out)
+    # The remaining runs in a random order, in and out interleaved: any drift over
+    # the session (a first compile, a warm cache) cannot line up with the answer.
+    feats = {0: _features(first, x_c, y_c, y_alt, statistic)}
+    for i in rng.permutation(np.arange(1, 2 * n_runs)):
+        X_fit, y_fit = (X_in, y_in) if i < n_runs else (X_out, y_out)
+        feats[i] = _features(fit_features(X_fit, y_fit, seeds[i]), x_c, y_c, y_alt, statistic)
+    feats_in = np.array([feats[i] for i in range(n_runs)])
+    feats_out = np.array([feats[i] for i in range(n_runs, 2 * n_runs)])
     if feats_in.shape[1] != feats_out.shape[1]:
         raise ValueError("The attack statistic has different sizes with and without the canary.")
     if not (np.all(np.isfinite(feats_in)) and np.all(np.isfinite(feats_out))):

@@ -141,6 +141,18 @@ def _interval(primal, dual):
                        primal=primal, dual=dual)
 
 
+def _check_convex_concave(objective):
+    # The interval's bounds (linear-gap and strong-concavity bounds on each inner
+    # optimum) hold only for a convex-concave objective.
+    mu_w, mu_v = (float(m) for m in objective.strong_convexity())
+    if mu_w < 0 or mu_v < 0:
+        raise ValueError(
+            "Certified duality gaps need a convex-concave objective; "
+            f"{type(objective).__name__}.strong_convexity() = {(mu_w, mu_v)} says it is not "
+            "(e.g. the MLP scorer is nonconvex in its weights)."
+        )
+
+
 def _as_points(points):
     return [(np.asarray(w, dtype=float), np.asarray(v, dtype=float)) for w, v in points]
 
@@ -165,6 +177,7 @@ def duality_gap(objective, data, w, v, *, tol=1e-8, max_iter=10_000):
     -------
     GapInterval
     """
+    _check_convex_concave(objective)
     data = objective.prepare(data)
     primal = _primal_value(objective, data, [np.asarray(w, float)], tol, max_iter)
     dual = _dual_value(objective, data, [np.asarray(v, float)], tol, max_iter)
@@ -190,6 +203,7 @@ def weak_duality_gap(objective, data, points, *, tol=1e-8, max_iter=10_000):
     the expectation over them sits inside the max and the min. This is not the gap
     at the averaged point, which is smaller still unless ``Phi`` is bilinear.
     """
+    _check_convex_concave(objective)
     points = _as_points(points)
     data = objective.prepare(data)
     primal = _primal_value(objective, data, [w for w, _ in points], tol, max_iter)

@@ -315,3 +315,66 @@ def test_nseg_single_pass_passes(runs):
     result = audit_estimator(auc(solver), epsilon=EPSILON, delta=DELTA, n_runs=runs(500),
                              random_state=13, selection_fraction=0.25)
     assert result.epsilon_lower_bound <= EPSILON
+
+
+# ---- fixes found in review: pipelines, discrete statistics, labels, size ---------------
+def test_pipeline_runs_get_fresh_seeds_and_ledgers():
+    """The private step of a Pipeline gets a fresh seed and an unlimited ledger in every
+    run, and the audit takes its neighbouring relation from that step."""
+    from diffprivlib.accountant import BudgetAccountant
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    from skdpminimax.audit import _relation_of, _with
+
+    ledger = BudgetAccountant(epsilon=1.0)
+    pipe = make_pipeline(FunctionTransformer(), DPAUCMaximizer(
+        epsilon=1.0, data_norm=1.0, pos_ratio=0.5, random_state=0, accountant=ledger,
+        solver=NoisySGDA(batch_size=4, n_iter=5)))
+    a, b = _with(pipe, 11), _with(pipe, 12)
+    step_a, step_b = a.steps[-1][1], b.steps[-1][1]
+    assert (step_a.random_state, step_b.random_state) == (11, 12)
+    assert step_a.accountant is not ledger and step_a.accountant is not step_b.accountant
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(20, 2)) / 4, np.arange(20) % 2
+    a.fit(X, y)
+    assert _relation_of(a, "auto") == "add/remove-one"
+    assert ledger.spent_budget == []
+    result = audit_estimator(pipe, epsilon=1.0, n_runs=8, X=X, y=y, random_state=0)
+    assert result.neighboring_relation == "add/remove-one" and ledger.spent_budget == []
+
+
+def test_discrete_statistic_uses_raw_rates():
+    """Randomized response at epsilon = 1 (a 0/1 statistic): a normal fit would choose a
+    threshold where a 0/1 score has no mass and find nothing; raw rates find it."""
+    rng = np.random.default_rng(0)
+    p = np.e / (1 + np.e)
+    n = 4000
+    s_in, s_out = (rng.random(n) < p).astype(float), (rng.random(n) < 1 - p).astype(float)
+    result = epsilon_lower_bound(s_in, s_out, delta=1e-5)
+    assert 0.6 < result.epsilon_lower_bound <= 1.0
+
+
+def test_rate_names_follow_the_side_of_the_bound():
+    """Out-runs spread, in-runs a point: the bound comes from the mirrored inequality
+    and the summary names those rates."""
+    rng = np.random.default_rng(1)
+    s_in = np.zeros(400)
+    s_out = rng.normal(size=400)
+    result = epsilon_lower_bound(s_in, s_out, delta=1e-5)
+    names = result.rate_names
+    assert names in (("TPR", "FPR"), ("TNR", "FNR"))
+    assert f"{names[0]} >=" in result.summary() and f"{names[1]} <=" in result.summary()
+
+
+def test_size_is_not_an_oracle_under_add_remove(runs):
+    """n_iter_ used to be ceil(epochs * n / batch): a released function of n, which tells
+    add/remove-one neighbours apart exactly. Planned on a private size it does not."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(128, 2))
+    X /= 2 * np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.arange(128) % 2
+    est = DPAUCMaximizer(epsilon=1.0, delta=1e-5, data_norm=1.0, pos_ratio=0.5)
+    result = audit_estimator(est, epsilon=1.0, n_runs=runs(100), X=X, y=y,
+                             random_state=0, neighboring="add-remove")
+    assert not result.violates_claim

@@ -89,3 +89,20 @@ def test_strongly_convex_gap_vanishes_at_saddle_point(lam):
     ws, vs = objective.unconstrained_saddle(data, lam, lam)
     gap = duality_gap(objective.regularized(lam), data, ws, vs)
     assert gap.lower >= 0 and gap.upper < 1e-6
+
+
+def test_nonconvex_objective_is_refused():
+    """The MLP AUC objective is nonconvex in its weights: no certified gap is claimed."""
+    from skdpminimax.objectives import MLPScorer, SquareLossAUC
+
+    mlp = SquareLossAUC(1, 0.5, 1.0, radius=3.0, l2_reg=1e-2, scorer=MLPScorer(2))
+    linear = SquareLossAUC(1, 0.5, 1.0, radius=3.0, l2_reg=1e-2)
+    assert mlp.strong_convexity()[0] == -np.inf and mlp.strong_convexity()[1] > 0
+    assert linear.strong_convexity() == (1e-2, 0.5)
+    rng = np.random.default_rng(0)
+    data = SaddleData(rng.normal(size=(6, 1)), np.array([1.0, -1.0] * 3))
+    w, v = mlp.init_params(rng)
+    with pytest.raises(ValueError, match="convex-concave"):
+        duality_gap(mlp, data, w, v)
+    with pytest.raises(ValueError, match="convex-concave"):
+        weak_duality_gap(mlp, data, [(w, v)])

@@ -150,4 +150,7 @@ class SquareLossAUC(SaddleObjective):
         )
 
     def strong_convexity(self):
-        return self.l2_reg, 2.0 * self.p * (1.0 - self.p)
+        # The MLP's scores are not linear in its weights: the objective is nonconvex
+        # in w (-inf: no convexity to rely on); concave in the dual for any scorer.
+        mu_w = self.l2_reg if isinstance(self.scorer, LinearScorer) else -np.inf
+        return mu_w, 2.0 * self.p * (1.0 - self.p)
