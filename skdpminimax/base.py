@@ -55,11 +55,36 @@ from skdpminimax.privacy.ledger import LedgerGuardMixin
 from skdpminimax.privacy.mechanisms import clip_rows, private_size, row_norms
 from skdpminimax.solvers import resolve_solver
 
-__all__ = ["DPMinimaxEstimator", "resolve_rng"]
+__all__ = ["DPMinimaxEstimator", "resolve_rng", "shared_parameter_docs"]
 
 # Largest row-norm bound the objectives' float64 arithmetic handles (scores and their
 # squares stay finite); larger data must be rescaled.
 MAX_DATA_NORM = 1e150
+
+
+# Entries of parameters every estimator documents the same way (one text, here).
+_SHARED_PARAMETER_DOCS = """    n_samples_budget : float in (0, 1) or "public", default=0.01
+        Under add/remove-one neighbours (Poisson sampling, the default) the number
+        of examples is private, and the solver plans its sampling rate and number of
+        steps on a released size: a private count with ``n_samples_budget *
+        epsilon`` of the budget. ``"public"`` declares ``len(X)`` public (for
+        example a published data set's size) and spends nothing. Unused under
+        replace-one solvers, where both neighbours have the same size.
+    random_state : int, Generator, RandomState or None, default=None
+        Seeds the single ``numpy.random.Generator`` used by the fit. The privacy
+        guarantee is over secret, fresh randomness: leave it ``None`` for a release.
+        A fixed seed makes fits reproducible (for experiments) and gives every fit
+        with it the same noise, so such fits' budgets do not compose.
+"""
+
+
+def shared_parameter_docs(cls):
+    """Class decorator: put the shared parameters' entries where the class docstring
+    has the ``{shared_parameters}`` line."""
+    marker = "    {shared_parameters}\n"
+    if cls.__doc__ and marker in cls.__doc__:
+        cls.__doc__ = cls.__doc__.replace(marker, _SHARED_PARAMETER_DOCS)
+    return cls
 
 
 def resolve_rng(random_state):

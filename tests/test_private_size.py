@@ -119,3 +119,14 @@ def test_saddle_data_planning_size():
     X = np.zeros((5, 2))
     assert SaddleData(X).planning_size == 5
     assert SaddleData(X, public_size=9).planning_size == 9
+
+
+@pytest.mark.parametrize("cls", ["DPAUCMaximizer", "DPRobustClassifier",
+                                 "DPGroupFairRegressor", "DPSaddleEstimator"])
+def test_shared_parameters_are_documented(cls):
+    import skdpminimax
+
+    doc = getattr(skdpminimax, cls).__doc__
+    assert "{shared_parameters}" not in doc
+    for name in ("n_samples_budget :", "random_state :"):
+        assert doc.count(name) == 1

@@ -9,7 +9,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from skdpminimax._compat import validate_data
-from skdpminimax.base import DPMinimaxEstimator
+from skdpminimax.base import DPMinimaxEstimator, shared_parameter_docs
 from skdpminimax.objectives.auc import SquareLossAUC
 from skdpminimax.objectives.scorers import LinearScorer, MLPScorer
 from skdpminimax.privacy.mechanisms import private_count
@@ -22,6 +22,7 @@ __all__ = ["DPAUCMaximizer"]
 _RATIO_FLOOR = 1e-3
 
 
+@shared_parameter_docs
 class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
     r"""Differentially private AUC maximisation (square-loss saddle formulation).
 
@@ -79,18 +80,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
     accountant : BudgetAccountant or None, default=None
         Ledger every fit spends on; ``None`` uses diffprivlib's default accountant.
         One accountant is shared by all clones (grid search, cross-validation).
-    n_samples_budget : float in (0, 1) or "public", default=0.01
-        Under add/remove-one neighbours (Poisson sampling, the default) the number
-        of examples is private, and the solver plans its sampling rate and number of
-        steps on a released size: a private count with ``n_samples_budget *
-        epsilon`` of the budget. ``"public"`` declares ``len(X)`` public (for
-        example a published data set's size) and spends nothing. Unused under
-        replace-one solvers, where both neighbours have the same size.
-    random_state : int, Generator, RandomState or None, default=None
-        Seeds the single ``numpy.random.Generator`` used by the fit. The privacy
-        guarantee is over secret, fresh randomness: leave it ``None`` for a release.
-        A fixed seed makes fits reproducible (for experiments) and gives every fit
-        with it the same noise, so such fits' budgets do not compose.
+    {shared_parameters}
 
     Attributes
     ----------

@@ -6,7 +6,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from skdpminimax._compat import validate_data
-from skdpminimax.base import DPMinimaxEstimator
+from skdpminimax.base import DPMinimaxEstimator, shared_parameter_docs
 from skdpminimax.estimators._groups import encode_groups, labels_array
 
 __all__ = ["DPSaddleEstimator"]
@@ -22,6 +22,7 @@ def _objective_has(method):
     return check
 
 
+@shared_parameter_docs
 class DPSaddleEstimator(DPMinimaxEstimator):
     r"""Differentially private solution of a user-defined saddle problem.
 
@@ -55,18 +56,7 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         with a :class:`PrivacyLeakWarning`.
     solver : str or solver object, default="sgda"
     accountant : BudgetAccountant or None, default=None
-    n_samples_budget : float in (0, 1) or "public", default=0.01
-        Under add/remove-one neighbours (Poisson sampling, the default) the number
-        of examples is private, and the solver plans its sampling rate and number of
-        steps on a released size: a private count with ``n_samples_budget *
-        epsilon`` of the budget. ``"public"`` declares ``len(X)`` public (for
-        example a published data set's size) and spends nothing. Unused under
-        replace-one solvers, where both neighbours have the same size.
-    random_state : int, Generator, RandomState or None, default=None
-        Seeds the single ``numpy.random.Generator`` used by the fit. The privacy
-        guarantee is over secret, fresh randomness: leave it ``None`` for a release.
-        A fixed seed makes fits reproducible (for experiments) and gives every fit
-        with it the same noise, so such fits' budgets do not compose.
+    {shared_parameters}
 
     Attributes
     ----------

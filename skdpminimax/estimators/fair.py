@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from skdpminimax._compat import validate_data
-from skdpminimax.base import DPMinimaxEstimator
+from skdpminimax.base import DPMinimaxEstimator, shared_parameter_docs
 from skdpminimax.estimators._groups import GroupRatiosMixin
 from skdpminimax.objectives.fairness import DemographicParityRegression
 from skdpminimax.objectives.group_dro import GroupDRO
@@ -19,6 +19,7 @@ from skdpminimax.objectives.losses import SquaredLoss
 __all__ = ["DPGroupFairRegressor"]
 
 
+@shared_parameter_docs
 class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator):
     r"""Differentially private linear regression with a group-fairness criterion.
 
@@ -70,18 +71,7 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         per-example dual gradient grows like ``1 / pi_g``; see
         :class:`DPRobustClassifier`, Notes).
     accountant : BudgetAccountant or None, default=None
-    n_samples_budget : float in (0, 1) or "public", default=0.01
-        Under add/remove-one neighbours (Poisson sampling, the default) the number
-        of examples is private, and the solver plans its sampling rate and number of
-        steps on a released size: a private count with ``n_samples_budget *
-        epsilon`` of the budget. ``"public"`` declares ``len(X)`` public (for
-        example a published data set's size) and spends nothing. Unused under
-        replace-one solvers, where both neighbours have the same size.
-    random_state : int, Generator, RandomState or None, default=None
-        Seeds the single ``numpy.random.Generator`` used by the fit. The privacy
-        guarantee is over secret, fresh randomness: leave it ``None`` for a release.
-        A fixed seed makes fits reproducible (for experiments) and gives every fit
-        with it the same noise, so such fits' budgets do not compose.
+    {shared_parameters}
 
     Attributes
     ----------
