@@ -259,3 +259,34 @@ def test_release_is_projected_onto_the_sets(game):
     assert res.info["sigma_w"] > 10 * 0.5  # the unprojected release would leave the ball
     assert np.linalg.norm(res.w) <= 0.5 + 1e-12 and np.linalg.norm(res.v) <= 0.5 + 1e-12
     assert np.linalg.norm(res.w) == pytest.approx(0.5)  # it was projected, not clipped to 0
+
+
+class _GivesUp:
+    """A base solver that raises CertificationError, as the built-in ones do at max_iter."""
+
+    def solve_saddle(self, objective, data, tol, *, init=None, rng=None):
+        from skdpminimax.solvers.base_solvers import CertificationError
+
+        raise CertificationError("gave up")
+
+
+def test_a_base_solver_that_gives_up_falls_back_to_extragradient(game):
+    """The budget is spent when the base solver runs: Extragradient tries from the start
+    point before the fit fails, and the certificate is checked on its point."""
+    objective, data = game
+    sc = BilinearGame(objective.M, radius_w=3.0, radius_v=3.0, mu_w=0.7, mu_v=1.3)
+    res = OutputPerturbation(base_solver=_GivesUp()).solve(sc, data, INF,
+                                                           np.random.default_rng(0))
+    ref = OutputPerturbation(base_solver=Extragradient()).solve(sc, data, INF,
+                                                                np.random.default_rng(0))
+    # both certified to the same target around the same saddle point (noise-free)
+    ws, vs = sc.unconstrained_saddle(data)
+    radius = math.sqrt(res.info["target"] / 0.7)
+    for out in (res, ref):
+        assert np.linalg.norm(out.w - ws) <= radius + 1e-9
+    # Extragradient itself giving up is final (the fallback is the same engine)
+    from skdpminimax.solvers.base_solvers import CertificationError
+
+    with pytest.raises(CertificationError):
+        OutputPerturbation(base_solver=Extragradient(max_iter=1)).solve(
+            sc, data, INF, np.random.default_rng(0))

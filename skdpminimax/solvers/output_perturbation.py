@@ -70,13 +70,20 @@ def certified_solve(base_solver, objective, data, target, init, rng):
 
     The base solver is asked for Euclidean distance ``sqrt(target / max mu)``, which
     implies the weighted target. Its own claim is not trusted: if the engine's
-    certificate fails, :class:`Extragradient` continues from the returned point.
+    certificate fails, :class:`Extragradient` continues from the returned point, and
+    if the base solver gives up (:class:`CertificationError`) it starts from ``init``
+    (the budget is spent by then: a second engine is worth a try before failing).
     Returns ``(w, v, certificate, n_grad_evals)``.
     """
     mu_max = max(objective.strong_convexity())
     tol = math.sqrt(target / mu_max)
     data = objective.prepare(data)
-    sol = base_solver.solve_saddle(objective, data, tol, init=init, rng=rng)
+    try:
+        sol = base_solver.solve_saddle(objective, data, tol, init=init, rng=rng)
+    except CertificationError:
+        if isinstance(base_solver, Extragradient):
+            raise  # the fallback is the same engine: nothing more to try
+        sol = _start(objective, init)
     w = objective.primal_set.project(np.array(sol.w, dtype=float))
     v = objective.dual_set.project(np.array(sol.v, dtype=float))
     evals = int(getattr(sol, "n_grad_evals", 0)) + data.n_samples
@@ -92,6 +99,13 @@ def certified_solve(base_solver, objective, data, target, init, rng):
         if not cert.weighted <= target:  # the fallback certifies the same quantity
             raise CertificationError("Could not certify the base solution; nothing released.")
     return w, v, cert, evals
+
+
+def _start(objective, init):
+    """A point to continue from when the base solver gave up: ``init`` or the default."""
+    w, v = objective.init_params() if init is None else init
+    return SolverResult(w=np.asarray(w, float), v=np.asarray(v, float), n_iter=0,
+                        calibration=None, n_grad_evals=0)
 
 
 def _calibration(multiplier, n_releases, n_samples, sample_rate, budget, block_multipliers):
