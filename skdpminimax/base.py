@@ -28,8 +28,12 @@ other, so every public quantity is planned on a *public size*: a private count o
 the rows (two-sided geometric mechanism, sensitivity 1, ``n_samples_budget *
 epsilon`` of the budget, pure DP), or ``len(X)`` when the user declares it public
 with ``n_samples_budget="public"``. The class ratio and group counts are then
-bounded by, and divided by, that size. If the released size is at most the batch
-size the run is full batch, which is replace-one (``calibration_`` says so).
+bounded by, and divided by, that size. A released size at most the batch size gives
+Poisson sampling at rate 1 (still add/remove-one). Before the spend the solver's
+settings are checked on a fixed size (``_PROBE_SIZE``, without a noise search), so
+that whether a fit is refused does not depend on the true size either; after the solve, the estimator checks that the run
+was planned on the released size (a custom solver must plan on
+``data.planning_size``, see :class:`~skdpminimax.objectives.SaddleData`).
 
 Sparse ``X`` is refused with a clear error (dense data are required): rows are
 clipped and scored as dense vectors, and the data sets these estimators are made
@@ -100,6 +104,59 @@ def resolve_rng(random_state):
     return np.random.default_rng(random_state)
 
 
+# Size of the n-free dry run when the true size is private (add/remove-one).
+_PROBE_SIZE = 10_000
+
+
+def _dry_run(solver, probe, n_samples, budget, size_is_public):
+    """The solver's neighbouring relation, after checking before any spend what can be
+    checked without leaking the size.
+
+    Where neighbours share the size (replace-one) or the user declared it public, the
+    solver is calibrated on the data's size and budget: a budget it cannot meet fails
+    here. Under add/remove-one with a private size, whether a fit is refused must not
+    depend on the true size: the solver's settings and relation are checked on a fixed
+    size without a noise search (infinite budget), and the calibration on the released
+    size runs after the spend (where it can only fail at extreme budgets, from a
+    released number).
+    """
+    if size_is_public:
+        return _relation(solver.calibrate(probe, n_samples, budget))
+    settings_only = PrivacyBudget(np.inf, budget.delta)
+    try:
+        relation = _relation(solver.calibrate(probe, _PROBE_SIZE, settings_only))
+        probe_error = None
+    except ValueError as exc:  # maybe a size this solver cannot run (single pass, rounds)
+        relation, probe_error = None, exc
+    if relation == "add/remove-one":
+        return relation
+    relation = _relation(solver.calibrate(probe, n_samples, budget))
+    if relation == "add/remove-one":  # only the fixed-size check may decide: an n-free error
+        raise probe_error or ValueError(
+            f"{type(solver).__name__} is replace-one at one size and add/remove-one at "
+            "another; declare the size public (n_samples_budget='public') to fit it.")
+    return relation
+
+
+def _relation(calibration):
+    return getattr(calibration, "neighboring_relation", "replace-one")
+
+
+def _check_planned_on(solver, objective, size, budget, calibration):
+    """Refuse (nothing released) a run that was not planned on the released size: a
+    solver that read the true number of rows would leak it (see SaddleData)."""
+    expected = solver.calibrate(objective, size, budget)
+    same = (getattr(calibration, "n_steps", None) == getattr(expected, "n_steps", None)
+            and getattr(calibration, "sample_rate", None)
+            == getattr(expected, "sample_rate", None))
+    if not same:
+        raise RuntimeError(
+            f"{type(solver).__name__} did not plan its run on data.planning_size (the released "
+            "size); under add/remove-one the true number of rows is private. Nothing was "
+            "released; the budget of this fit is spent."
+        )
+
+
 class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
     """Base class: parameters shared by every estimator and the fit pipeline.
 
@@ -158,15 +215,16 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         # budget fails here, before anything is spent.
         n_samples = X.shape[0]
         probe = self._make_objective(X.shape[1], data_norm, self._public_constants(targets, task_data))
-        probe_calibration = solver.calibrate(probe, n_samples, train_budget)
+        # (a subclass without the parameter gets its default: a private size)
+        size_fraction = getattr(self, "n_samples_budget", 0.01)
+        size_is_public = size_fraction == "public"
         # Private constants are released under the solver's neighbouring relation
         # (replace-one doubles a histogram's L1 sensitivity); unknown means replace-one.
-        relation = getattr(probe_calibration, "neighboring_relation", "replace-one")
+        relation = _dry_run(solver, probe, n_samples, train_budget, size_is_public)
         size_budget = None
-        if relation == "add/remove-one" and self.n_samples_budget != "public":
+        if relation == "add/remove-one" and not size_is_public:
             # The size is private under add/remove-one: plan on a released one.
-            size_budget, train_budget = train_budget.split(self.n_samples_budget)
-            solver.calibrate(probe, n_samples, train_budget)  # still feasible
+            size_budget, train_budget = train_budget.split(size_fraction)
         task_data = {**task_data, "neighboring_relation": relation}
 
         accountant.spend(budget.epsilon, budget.delta)
@@ -179,6 +237,8 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         data = SaddleData(clip_rows(X, data_norm), targets, task_data.get("groups"),
                           public_size=None if size_budget is None else size)
         result = solver.solve(objective, data, train_budget, rng)
+        if size_budget is not None:
+            _check_planned_on(solver, objective, size, train_budget, result.calibration)
 
         self.solver_ = solver
         self.objective_ = objective

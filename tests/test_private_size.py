@@ -130,3 +130,46 @@ def test_shared_parameters_are_documented(cls):
     assert "{shared_parameters}" not in doc
     for name in ("n_samples_budget :", "random_state :"):
         assert doc.count(name) == 1
+
+
+class _RefusesOneSize(NoisySGDA):
+    """A Poisson solver whose calibration fails at exactly one size (as a PLD search can
+    at an extreme epsilon): a dry run on the true size would turn that into an
+    n-dependent, noise-free output (refused before the spend, or charged)."""
+
+    def calibrate(self, objective, n_samples, budget):
+        if n_samples == 401:
+            raise ValueError("cannot calibrate at this size")
+        return super().calibrate(objective, n_samples, budget)
+
+
+def test_dry_run_does_not_depend_on_the_private_size():
+    X, y = _data(401)
+    acc = BudgetAccountant()
+    m = _auc(accountant=acc, solver=_RefusesOneSize(batch_size=16, n_epochs=2)).fit(X, y)
+    assert acc.spent_budget == [(1.0, 1e-5)] and m.planning_size_ != 401
+    # declared public, the true size decides, before anything is spent
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match="cannot calibrate"):
+        _auc(accountant=acc, n_samples_budget="public",
+             solver=_RefusesOneSize(batch_size=16, n_epochs=2)).fit(X, y)
+    assert acc.spent_budget == []
+
+
+class _PlansOnTheRows(NoisySGDA):
+    """A custom solver that ignores data.planning_size (reads the true number of rows)."""
+
+    def solve(self, objective, data, budget, rng, *, init=None):
+        rows_only = SaddleData(data.X, data.y, data.groups, data.aux)
+        return super().solve(objective, rows_only, budget, rng, init=init)
+
+
+def test_a_run_not_planned_on_the_released_size_is_refused():
+    X, y = _data(400)
+    acc = BudgetAccountant()
+    model = _auc(accountant=acc, solver=_PlansOnTheRows(batch_size=16, n_epochs=2))
+    with pytest.raises(RuntimeError, match="planning_size"):
+        model.fit(X, y)
+    assert len(acc.spent_budget) == 1 and not hasattr(model, "coef_")
+    # declared public, planning on the rows is what is asked
+    _auc(n_samples_budget="public", solver=_PlansOnTheRows(batch_size=16, n_epochs=2)).fit(X, y)

@@ -86,7 +86,8 @@ class GroupRatiosMixin:
     ``epsilon_c`` (parallel composition); under replace-one it can change two counts
     by 1 each (L1 sensitivity 2), so every count gets ``epsilon_c / 2``. The relation
     is the solver's (from its calibration), so the slice and the solver compose by
-    basic composition under one relation. ``n_samples`` is public.
+    basic composition under one relation. The counts are bounded by the size the
+    fit plans on (``n_samples_budget``).
     """
 
     _group_parameter_constraints = {

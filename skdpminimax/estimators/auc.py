@@ -114,7 +114,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
     -----
     **Privacy.** ``fit`` is ``(epsilon, delta)``-DP with respect to one example
     (the neighbouring relation is the solver's: add/remove-one with Poisson
-    sampling, replace-one otherwise; ``n_samples`` is public). Public: ``data_norm``,
+    sampling, replace-one otherwise; the size as in ``n_samples_budget``). Public: ``data_norm``,
     ``radius``, ``pos_ratio`` when given, and all hyperparameters. The class ratio,
     when not given, is released with the truncated geometric mechanism
     (``pos_ratio_budget * epsilon``, pure DP) and the solver gets the rest; the two

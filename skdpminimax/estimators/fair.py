@@ -94,8 +94,8 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     Notes
     -----
     **Privacy.** ``(epsilon, delta)``-DP with respect to one example ``(x, y, g)``
-    under the solver's neighbouring relation; ``n_samples`` and the group labels are
-    public. ``bounds``, ``data_norm``, ``radius`` and ``multiplier_bound`` bound every
+    under the solver's neighbouring relation; the group labels are public, the size
+    as in ``n_samples_budget``. ``bounds``, ``data_norm``, ``radius`` and ``multiplier_bound`` bound every
     per-example gradient (see the objectives' ``lipschitz``); the solver clips and
     noises them (e.g. NoisySGDA, Yang et al. 2022, Thm. 1, accounted with
     dp_accounting). Group frequencies not given are released with the truncated

@@ -94,9 +94,9 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     -----
     **Privacy.** ``fit`` is ``(epsilon, delta)``-DP with respect to one example
     ``(x, y, g)`` under the solver's neighbouring relation (add/remove-one for
-    Poisson sampling, replace-one otherwise); ``n_samples``, the class labels and
-    the group labels are treated as public (as ``classes_`` in scikit-learn and
-    diffprivlib). Public: ``data_norm``, ``radius``, ``group_ratios`` when given.
+    Poisson sampling, replace-one otherwise); the class labels and the group labels
+    are treated as public (as ``classes_`` in scikit-learn and diffprivlib), the size
+    as in ``n_samples_budget``. Public: ``data_norm``, ``radius``, ``group_ratios`` when given.
     Otherwise the group counts are released with the truncated geometric mechanism
     using ``group_ratios_budget * epsilon`` (each count gets that slice under
     add/remove-one, half of it under replace-one, where one example moves two

@@ -4,11 +4,14 @@ A solver is a scikit-learn ``BaseEstimator`` (so ``solver__batch_size`` works in
 grid search) with two methods:
 
 ``calibrate(objective, n_samples, budget) -> NoiseCalibration``
-    Data-free: it sees the objective's public constants, ``n_samples`` and the
-    budget, never the data. Tests call it directly.
+    Data-free: it sees the objective's public constants, a size and the budget,
+    never the data. Tests call it directly.
 
 ``solve(objective, data, budget, rng, *, init=None) -> SolverResult``
     Runs the private algorithm; its releases are ``budget``-DP by the calibration.
+    It plans on ``data.planning_size`` (under add/remove-one the true number of
+    rows is private; estimators pass a released or declared size) and draws from
+    the ``data.n_samples`` rows present.
 
 Any object with these two methods can be passed as ``solver=`` (bring your own
 algorithm).

@@ -90,8 +90,9 @@ class NoisyExtragradient(PrivateSolver):
     once. Multi pass: the ``2T`` subsampled releases are composed (the paper's
     Prop. 7 counts ``T`` with an unspecified-constant moments bound; its sigma is
     too small, so it is not used). Iterates, projections and averaging are
-    post-processing; ``T`` and ``gamma`` depend on public quantities only.
-    ``n_samples`` is public.
+    post-processing; ``T`` and ``gamma`` depend on public quantities only: the
+    size they are planned on is ``data.planning_size`` (a released or declared size
+    under Poisson sampling).
     """
 
     _parameter_constraints = {
