@@ -35,9 +35,11 @@ X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, random_
 
 def private_pipeline(accountant):
     # The scaler is fitted on the training data: a non-private step, fine for a demo.
+    # random_state=None: every fit of the search draws fresh noise, which the composed
+    # charge assumes (a fixed seed would reuse it; the search would warn).
     return make_pipeline(StandardScaler(), DPAUCMaximizer(
         epsilon=1.0, delta=1e-5, data_norm=8.0, pos_ratio=0.37, accountant=accountant,
-        solver=NoisySGDA(batch_size=32, n_epochs=10), random_state=0))
+        solver=NoisySGDA(batch_size=32, n_epochs=10), random_state=None))
 
 
 grid = {"dpaucmaximizer__solver__step_size": [0.01, 0.1, 1.0],
