@@ -31,9 +31,10 @@ with ``n_samples_budget="public"``. The class ratio and group counts are then
 bounded by, and divided by, that size. A released size at most the batch size gives
 Poisson sampling at rate 1 (still add/remove-one). Before the spend the solver's
 settings are checked on a fixed size (``_PROBE_SIZE``, without a noise search), so
-that whether a fit is refused does not depend on the true size either; after the solve, the estimator checks that the run
-was planned on the released size (a custom solver must plan on
-``data.planning_size``, see :class:`~skdpminimax.objectives.SaddleData`).
+that whether a fit is refused does not depend on the true size either; after the
+solve, the estimator checks that the run was planned on the released size (a custom
+solver must plan on ``data.planning_size``, see
+:class:`~skdpminimax.objectives.SaddleData`).
 
 Sparse ``X`` is refused with a clear error (dense data are required): rows are
 clipped and scored as dense vectors, and the data sets these estimators are made
@@ -106,6 +107,8 @@ def resolve_rng(random_state):
 
 # Size of the n-free dry run when the true size is private (add/remove-one).
 _PROBE_SIZE = 10_000
+# Default share of epsilon spent on the size (each estimator's n_samples_budget).
+DEFAULT_N_SAMPLES_BUDGET = 0.01
 
 
 def _dry_run(solver, probe, n_samples, budget, size_is_public):
@@ -216,7 +219,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         n_samples = X.shape[0]
         probe = self._make_objective(X.shape[1], data_norm, self._public_constants(targets, task_data))
         # (a subclass without the parameter gets its default: a private size)
-        size_fraction = getattr(self, "n_samples_budget", 0.01)
+        size_fraction = getattr(self, "n_samples_budget", DEFAULT_N_SAMPLES_BUDGET)
         size_is_public = size_fraction == "public"
         # Private constants are released under the solver's neighbouring relation
         # (replace-one doubles a histogram's L1 sensitivity); unknown means replace-one.

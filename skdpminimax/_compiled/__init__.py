@@ -36,7 +36,7 @@ def sgda_kernel(objective, oracle):
     etas_w, etas_v, first_averaged)`` and updates ``w, v, sum_w, sum_v`` in place;
     the arguments mean what they mean in ``NoisySGDA.solve``.
     """
-    if not numba_available():
+    if sgda_kernel_unavailable(objective) is not None:  # one eligibility decision
         return None
     from skdpminimax._compiled.glue import linear_auc_runner
 

@@ -9,7 +9,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from skdpminimax._compat import validate_data
-from skdpminimax.base import DPMinimaxEstimator, shared_parameter_docs
+from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, shared_parameter_docs
 from skdpminimax.objectives.auc import SquareLossAUC
 from skdpminimax.objectives.scorers import LinearScorer, MLPScorer
 from skdpminimax.privacy.mechanisms import private_count
@@ -114,8 +114,9 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
     -----
     **Privacy.** ``fit`` is ``(epsilon, delta)``-DP with respect to one example
     (the neighbouring relation is the solver's: add/remove-one with Poisson
-    sampling, replace-one otherwise; the size as in ``n_samples_budget``). Public: ``data_norm``,
-    ``radius``, ``pos_ratio`` when given, and all hyperparameters. The class ratio,
+    sampling, replace-one otherwise; the size as in ``n_samples_budget``). Public:
+    ``data_norm``, ``radius``, ``pos_ratio`` when given, and all hyperparameters. The
+    class ratio,
     when not given, is released with the truncated geometric mechanism
     (``pos_ratio_budget * epsilon``, pure DP) and the solver gets the rest; the two
     compose by basic composition. Every fitted attribute is a post-processing of
@@ -159,7 +160,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         solver="sgda",
         accountant=None,
         random_state=None,
-        n_samples_budget=0.01,
+        n_samples_budget=DEFAULT_N_SAMPLES_BUDGET,
     ):
         self.epsilon = epsilon
         self.delta = delta

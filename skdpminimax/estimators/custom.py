@@ -6,7 +6,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from skdpminimax._compat import validate_data
-from skdpminimax.base import DPMinimaxEstimator, shared_parameter_docs
+from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, shared_parameter_docs
 from skdpminimax.estimators._groups import encode_groups, labels_array
 
 __all__ = ["DPSaddleEstimator"]
@@ -100,7 +100,7 @@ class DPSaddleEstimator(DPMinimaxEstimator):
 
     def __init__(self, objective_factory, objective_params=None, epsilon=1.0, delta=1e-5, *,
                  data_norm=None, solver="sgda", accountant=None, random_state=None,
-                 n_samples_budget=0.01):
+                 n_samples_budget=DEFAULT_N_SAMPLES_BUDGET):
         self.objective_factory = objective_factory
         self.objective_params = objective_params
         self.epsilon = epsilon

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from skdpminimax._compat import validate_data
-from skdpminimax.base import DPMinimaxEstimator, shared_parameter_docs
+from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, shared_parameter_docs
 from skdpminimax.estimators._groups import GroupRatiosMixin
 from skdpminimax.objectives.fairness import DemographicParityRegression
 from skdpminimax.objectives.group_dro import GroupDRO
@@ -95,8 +95,8 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     -----
     **Privacy.** ``(epsilon, delta)``-DP with respect to one example ``(x, y, g)``
     under the solver's neighbouring relation; the group labels are public, the size
-    as in ``n_samples_budget``. ``bounds``, ``data_norm``, ``radius`` and ``multiplier_bound`` bound every
-    per-example gradient (see the objectives' ``lipschitz``); the solver clips and
+    as in ``n_samples_budget``. ``bounds``, ``data_norm``, ``radius`` and
+    ``multiplier_bound`` bound every per-example gradient (see the objectives' ``lipschitz``); the solver clips and
     noises them (e.g. NoisySGDA, Yang et al. 2022, Thm. 1, accounted with
     dp_accounting). Group frequencies not given are released with the truncated
     geometric mechanism on ``group_ratios_budget * epsilon`` (halved per count under
@@ -124,7 +124,7 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
                  data_norm=None, radius=10.0, alpha=1e-4, dual_reg=0.1, tolerance=0.05,
                  multiplier_bound=1.0, group_ratios=None, group_ratios_budget=0.05,
                  fit_intercept=True, solver="sgda", accountant=None, random_state=None,
-                 n_samples_budget=0.01):
+                 n_samples_budget=DEFAULT_N_SAMPLES_BUDGET):
         self.epsilon = epsilon
         self.delta = delta
         self.constraint = constraint

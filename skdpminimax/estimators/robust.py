@@ -10,7 +10,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from skdpminimax._compat import validate_data
-from skdpminimax.base import DPMinimaxEstimator, shared_parameter_docs
+from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, shared_parameter_docs
 from skdpminimax.estimators._groups import GroupRatiosMixin
 from skdpminimax.objectives.group_dro import GroupDRO
 from skdpminimax.objectives.losses import LogisticLoss, MultinomialLoss
@@ -141,7 +141,7 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     def __init__(self, epsilon=1.0, delta=1e-5, *, data_norm=None, radius=10.0, alpha=1e-4,
                  dual_reg=0.1, dual_center="uniform", group_ratios=None, group_ratios_budget=0.05, fit_intercept=True,
                  solver="sgda", accountant=None, random_state=None,
-                 n_samples_budget=0.01):
+                 n_samples_budget=DEFAULT_N_SAMPLES_BUDGET):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm

@@ -212,8 +212,7 @@ class NoisyInexactProximalPoint(PrivateSolver):
             shift_mu = -lip  # clipped operators are only L-Lipschitz
         mu = lam + shift_mu
         if mu <= 0 and at_solve and self.prox_weight != "auto":
-            auto = self._prox_weight(objective, n_samples, budget, clips, lip, single,
-                                     auto=True)
+            auto = self._auto_prox_weight(objective, n_samples, budget, clips, lip, single)
             warnings.warn(
                 f"prox_weight={lam:.3g} does not exceed the Lipschitz bound {lip:.3g} of the "
                 "objective built from the privately released constants (the calibration "
@@ -234,9 +233,13 @@ class NoisyInexactProximalPoint(PrivateSolver):
             "radius": radius, "sensitivity": shift / mu + 2.0 * radius,
         }
 
-    def _prox_weight(self, objective, n_samples, budget, clips, lip, single, auto=False):
-        if self.prox_weight != "auto" and not auto:
+    def _prox_weight(self, objective, n_samples, budget, clips, lip, single):
+        if self.prox_weight != "auto":
             return float(self.prox_weight)
+        return self._auto_prox_weight(objective, n_samples, budget, clips, lip, single)
+
+    @staticmethod
+    def _auto_prox_weight(objective, n_samples, budget, clips, lip, single):
         diameter = math.hypot(objective.primal_set.diameter(objective.n_primal),
                               objective.dual_set.diameter(objective.n_dual))
         scale = max(math.hypot(*clips) / diameter, lip)
