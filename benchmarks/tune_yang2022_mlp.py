@@ -62,7 +62,7 @@ class _Model(DPAUCMaximizer):
 def run(data, dataset="ijcnn1", eps=math.inf, delta=1e-6, step=None, step_mult=None, dstep=None,
         clip=None, clipv=repro.MLP_CLIP_V, average="tail", radius=None, slope=0.01,
         init_scale=1.0, alloc=repro.MLP_DUAL_SHARE, adapt=True, damp=repro.MLP_STEP_DAMPING,
-        cap=repro.MLP_STEP_CLIP_CAP, seed=0):
+        cap=repro.MLP_STEP_CLIP_CAP, shrink=repro.MLP_SHRINK_PRIMAL_CLIP, seed=0):
     """Validation AUC (percent) and fit time of one candidate."""
     X_fit, X_val, y_fit, y_val = data
     if step is None:  # the reproduction's base steps on the fitting rows
@@ -84,7 +84,8 @@ def run(data, dataset="ijcnn1", eps=math.inf, delta=1e-6, step=None, step_mult=N
                    init_scale=init_scale, n_samples_budget="public")
     if adapt:
         repro.adapt_to_noise("sgda-mlp", solver, model, X_fit.shape[0], X_fit.shape[1],
-                             PrivacyBudget(eps, delta), damping=tuple(damp), cap=cap)
+                             PrivacyBudget(eps, delta), damping=tuple(damp), cap=cap,
+                             shrink_clip=shrink)
     start = time.perf_counter()
     model.fit(X_fit, y_fit)
     auc = 100 * roc_auc_score(y_val, model.decision_function(X_val))
