@@ -150,6 +150,12 @@ ORIGINAL_STEP_OVERRIDES = {
 }
 
 LINEAR_DUAL_CLIP_RATIO = 0.1
+# Linear models clip per-example gradients at this fraction of the public row-norm bound.
+LINEAR_CLIP_FRACTION = 0.5
+# Linear DP-SGDA releases the uniform average of its iterates.
+LINEAR_AVERAGE = "uniform"
+# Linear steps are divided by (1 + E) ** LINEAR_STEP_DAMPING_POWER (adapt_to_noise).
+LINEAR_STEP_DAMPING_POWER = 1.0
 
 # Public bounds on ||x||: ijcnn1 rows (LIBSVM scaling to [-1, 1]) have norm <= 2;
 # standardised 28x28 images have median norm ~27 and 99th percentile ~40.
@@ -271,7 +277,7 @@ def make_solver(method, steps, epochs, clip, clip_v=None):
         # last iterate; MLP_DUAL_SHARE of each step's privacy loss to the scalar dual
         # (validation, docs/benchmarks.md).
         return NoisySGDA(**common, average="tail", noise_allocation=MLP_DUAL_SHARE)
-    return NoisySGDA(**common, average="uniform")
+    return NoisySGDA(**common, average=LINEAR_AVERAGE)
 
 
 def noise_energies(solver, model, n_samples, n_features, budget):
@@ -329,9 +335,10 @@ def adapt_to_noise(method, solver, model, n_samples, n_features, budget, *,
         if params.get("dual_step_size") is not None:
             solver.set_params(dual_step_size=params["dual_step_size"] * step_factor)
     else:
-        solver.set_params(step_size=params["step_size"] / (1.0 + energy))
+        divisor = (1.0 + energy) ** LINEAR_STEP_DAMPING_POWER
+        solver.set_params(step_size=params["step_size"] / divisor)
         if params.get("dual_step_size") is not None:
-            solver.set_params(dual_step_size=params["dual_step_size"] / (1.0 + energy))
+            solver.set_params(dual_step_size=params["dual_step_size"] / divisor)
     return energy
 
 
@@ -355,7 +362,7 @@ def run_cell(method, dataset, epsilon, delta, seed, data):
         # (the largest move of one step) at its value for clip 1. Unchanged on ijcnn1
         # (data_norm 2); on images (rows ~28) a clip of 1 clipped every gradient and
         # biased the Original cells by ~1 point (validation, docs/benchmarks.md).
-        clip = DATA_NORM[dataset] / 2.0
+        clip = LINEAR_CLIP_FRACTION * DATA_NORM[dataset]
         steps = tuple(step / clip for step in steps)
         # Private cells: the dual gradient -2 s y h is small next to the primal one, and
         # a dual clip of a tenth of the primal leaves nearly all of a step's privacy
