@@ -9,7 +9,8 @@ does), ``step_mult`` (multiplies both steps; default the reproduction's
 ``MLP_STEP_MULT`` for converted steps, 1 for a given ``step``), ``dstep``, ``clip``,
 ``clipv``, ``average``, ``radius``, ``slope``, ``init_scale``, ``alloc``, ``adapt``
 (apply ``adapt_to_noise``), ``damp`` ((k1, k2) of the MLP step rule), ``cap`` (its
-numerator), ``seeds``. Unset keys follow the reproduction's current configuration
+numerator), ``shrink`` (also shrink the primal clip with the noise, the rule until
+``-mlp8``), ``seeds``. Unset keys follow the reproduction's current configuration
 (``clipv``: the dual clip before the noise rule; None = the primal clip). Examples (the numbers in docs/benchmarks.md)::
 
     python benchmarks/tune_yang2022_mlp.py '{"step": 0.143, "average": "last", "adapt": false}' \\
