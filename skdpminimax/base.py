@@ -67,7 +67,7 @@ __all__ = ["DPMinimaxEstimator", "resolve_rng", "shared_parameter_docs"]
 MAX_DATA_NORM = 1e150
 
 
-# Entries of parameters every estimator documents the same way (one text, here).
+# Docstring entries every estimator has in the same words (one text each, here).
 _SHARED_PARAMETER_DOCS = """    n_samples_budget : float in (0, 1) or "public", default=0.01
         Under add/remove-one neighbours (Poisson sampling, the default) the number
         of examples is private, and the solver plans its sampling rate and number of
@@ -83,12 +83,20 @@ _SHARED_PARAMETER_DOCS = """    n_samples_budget : float in (0, 1) or "public", 
 """
 
 
+_PLANNING_SIZE_DOC = """    planning_size_ : int
+        The size the solver planned on: ``len(X)``, or under add/remove-one the
+        released count (see ``n_samples_budget``).
+"""
+_SHARED_DOCS = {"    {shared_parameters}\n": _SHARED_PARAMETER_DOCS,
+                "    {planning_size_attribute}\n": _PLANNING_SIZE_DOC}
+
+
 def shared_parameter_docs(cls):
-    """Class decorator: put the shared parameters' entries where the class docstring
-    has the ``{shared_parameters}`` line."""
-    marker = "    {shared_parameters}\n"
-    if cls.__doc__ and marker in cls.__doc__:
-        cls.__doc__ = cls.__doc__.replace(marker, _SHARED_PARAMETER_DOCS)
+    """Class decorator: put the shared entries where the class docstring has the
+    ``{shared_parameters}`` (parameters) and ``{planning_size_attribute}`` lines."""
+    for marker, text in _SHARED_DOCS.items():
+        if cls.__doc__ and marker in cls.__doc__:
+            cls.__doc__ = cls.__doc__.replace(marker, text)
     return cls
 
 

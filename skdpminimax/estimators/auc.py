@@ -102,9 +102,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         Solver iterations (fixed in advance).
     calibration_ : NoiseCalibration
         Noise multiplier, steps, sampler and accountant of the solver.
-    planning_size_ : int
-        The size the solver planned on: ``len(X)``, or under add/remove-one the
-        released count (see ``n_samples_budget``).
+    {planning_size_attribute}
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta)`` charged to the accountant by this fit.
     solver_ : solver

@@ -60,9 +60,7 @@ class DPSaddleEstimator(DPMinimaxEstimator):
 
     Attributes
     ----------
-    planning_size_ : int
-        The size the solver planned on: ``len(X)``, or under add/remove-one the
-        released count (see ``n_samples_budget``).
+    {planning_size_attribute}
     coef_ : ndarray
         The released primal point ``w``.
     dual_coef_ : ndarray

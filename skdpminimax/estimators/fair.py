@@ -86,9 +86,7 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     group_ratios_ : ndarray of shape (n_groups,)
     n_iter_ : int
     calibration_ : NoiseCalibration
-    planning_size_ : int
-        The size the solver planned on: ``len(X)``, or under add/remove-one the
-        released count (see ``n_samples_budget``).
+    {planning_size_attribute}
     privacy_spent_ : PrivacyBudget
 
     Notes

@@ -84,9 +84,7 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         Group frequencies used (public, or the private release).
     n_iter_ : int
     calibration_ : NoiseCalibration
-    planning_size_ : int
-        The size the solver planned on: ``len(X)``, or under add/remove-one the
-        released count (see ``n_samples_budget``).
+    {planning_size_attribute}
     privacy_spent_ : PrivacyBudget
     solver_, objective_ : the fitted solver and the objective it solved.
 
