@@ -35,12 +35,14 @@ def solve(backend, solver_params, budget, seed=3, **problem):
 
 CASES = [
     # (solver parameters, budget): clipping active (clip below the gradients), the
-    # three samplers, the three averages, the three schedules, with and without noise
+    # three samplers, the three averages, the four schedules, with and without noise
     (dict(batch_size=16, n_epochs=3, step_size=0.05, clip_w=0.5, clip_v=0.3), (1.0, 1e-5)),
     (dict(batch_size=16, n_epochs=3, step_size=0.05, sampler="without_replacement",
           average="tail", schedule="inverse_sqrt"), (0.5, 1e-5)),
     (dict(batch_size=None, n_iter=40, step_size="auto", average="last", clip_w=None,
           clip_v=None), (2.0, 1e-6)),
+    (dict(batch_size=16, n_epochs=3, step_size=0.1, schedule="linear", average="last"),
+     (1.0, 1e-5)),
     (dict(batch_size=32, n_epochs=2, step_size=0.1, schedule="strongly_convex",
           noise_allocation="equal"), (np.inf, 1e-5)),
 ]

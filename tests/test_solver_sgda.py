@@ -64,6 +64,29 @@ def test_averaged_sgda_approaches_reference_saddle_point():
     assert abs(res.v[0] - v_ref[0]) < 0.02 * max(1.0, abs(v_ref[0]))
 
 
+def test_linear_schedule_decays_from_eta_to_eta_over_n_steps():
+    obj, _ = auc_problem()
+    etas_w, etas_v = NoisySGDA(schedule="linear")._schedule(obj, 0.3, 0.1, 4)
+    np.testing.assert_allclose(etas_w, [0.3, 0.225, 0.15, 0.075])
+    np.testing.assert_allclose(etas_v, [0.1, 0.075, 0.05, 0.025])
+
+
+def test_linear_schedule_last_iterate_approaches_reference_saddle_point():
+    # the constant-step last iterate of the same run stays at the noise floor of its
+    # step; the decaying step brings the last iterate itself close to the saddle point
+    obj, data = auc_problem(1)
+    w_ref, _ = reference_saddle(obj, data)
+
+    def error(schedule):
+        solver = NoisySGDA(batch_size=30, n_epochs=400, step_size=0.05, schedule=schedule,
+                           average="last", clip_w=None, clip_v=None)
+        res = solver.solve(obj, data, NO_PRIVACY, np.random.default_rng(0))
+        return np.linalg.norm(res.w - w_ref) / np.linalg.norm(w_ref)
+
+    assert error("linear") < 0.02
+    assert error("linear") < error("constant") / 3
+
+
 def test_strongly_convex_schedule_converges():
     obj, data = auc_problem(2)
     w_ref, _ = reference_saddle(obj, data)

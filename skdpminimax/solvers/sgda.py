@@ -46,9 +46,14 @@ class NoisySGDA(PrivateSolver):
         objective's smoothness bound (0.1 when it is unknown).
     dual_step_size : float or None, default=None
         Dual step size ``eta^v``; ``None`` uses ``step_size``.
-    schedule : {"constant", "inverse_sqrt", "strongly_convex"}, default="constant"
-        ``eta_t = eta``, ``eta / sqrt(t)``, or Kang et al.'s ``min(eta, 1/(mu t))`` per
-        block with ``mu`` the objective's certified strong convexity / concavity.
+    schedule : {"constant", "inverse_sqrt", "linear", "strongly_convex"}, default="constant"
+        ``eta_t = eta``, ``eta / sqrt(t)``, ``eta (1 - (t - 1) / T)`` (linear decay
+        from ``eta`` to ``eta / T`` over the ``T`` steps, meant for
+        ``average="last"``: in convex minimisation its last iterate matches the
+        worst-case rate of the averaged iterate, Defazio et al. 2023), or Kang et
+        al.'s ``min(eta, 1/(mu t))`` per block with ``mu`` the objective's certified
+        strong convexity / concavity. Every schedule is fixed before training and
+        does not depend on the data, so none changes the privacy guarantee.
     average : {"uniform", "tail", "last"}, default="uniform"
         Release the average of ``w_1..w_T`` (convex-concave theory), of their
         second half, or the last iterate (nonconvex theory). Post-processing only.
@@ -95,7 +100,7 @@ class NoisySGDA(PrivateSolver):
         "n_iter": [Interval(Integral, 1, None, closed="left"), None],
         "step_size": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "dual_step_size": [Interval(Real, 0, None, closed="neither"), None],
-        "schedule": [StrOptions({"constant", "inverse_sqrt", "strongly_convex"})],
+        "schedule": [StrOptions({"constant", "inverse_sqrt", "linear", "strongly_convex"})],
         "average": [StrOptions({"uniform", "tail", "last"})],
         "sampler": [StrOptions({"poisson", "without_replacement"})],
         "clip_w": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
@@ -184,6 +189,9 @@ class NoisySGDA(PrivateSolver):
             return np.full(n_steps, eta_w), np.full(n_steps, eta_v)
         if self.schedule == "inverse_sqrt":
             return eta_w / np.sqrt(t), eta_v / np.sqrt(t)
+        if self.schedule == "linear":
+            decay = 1.0 - (t - 1.0) / n_steps
+            return eta_w * decay, eta_v * decay
         mu_w, mu_v = objective.strong_convexity()  # both > 0: checked by calibrate
         return np.minimum(eta_w, 1.0 / (mu_w * t)), np.minimum(eta_v, 1.0 / (mu_v * t))
 
