@@ -7,11 +7,13 @@ one JSON candidate; keys (defaults in :func:`run`): ``dataset``, ``eps``, ``delt
 ``step`` (None: the paper's rate converted on the fitting rows, as the reproduction
 does), ``step_mult`` (multiplies both steps; default the reproduction's
 ``MLP_STEP_MULT`` for converted steps, 1 for a given ``step``), ``dstep``, ``clip``,
-``clipv``, ``average``, ``radius``, ``slope``, ``init_scale``, ``alloc``, ``adapt``
+``clipv``, ``schedule``, ``average``, ``radius``, ``slope``, ``init_scale``, ``alloc``, ``adapt``
 (apply ``adapt_to_noise``), ``damp`` ((k1, k2) of the MLP step rule), ``cap`` (its
 numerator), ``shrink`` (also shrink the primal clip with the noise, the rule until
 ``-mlp8``), ``seeds``. Unset keys follow the reproduction's current configuration
-(``clipv``: the dual clip before the noise rule; None = the primal clip). Examples (the numbers in docs/benchmarks.md)::
+(``clipv``: the dual clip before the noise rule, None = the primal clip; ``schedule``
+and ``average``: the data set's, ``mlp_schedule``; a ``"linear"`` schedule starts at
+``MLP_LINEAR_PEAK`` times the capped step when ``adapt`` is on). Examples (the numbers in docs/benchmarks.md)::
 
     python benchmarks/tune_yang2022_mlp.py '{"step": 0.143, "average": "last", "adapt": false}' \\
         '{"eps": 1, "step": 0.143, "clipv": 1, "alloc": 0.02, "seeds": [0, 1]}'
@@ -61,7 +63,7 @@ class _Model(DPAUCMaximizer):
 
 
 def run(data, dataset="ijcnn1", eps=math.inf, delta=1e-6, step=None, step_mult=None, dstep=None,
-        clip=None, clipv=repro.MLP_CLIP_V, average="tail", radius=None, slope=0.01,
+        clip=None, clipv=repro.MLP_CLIP_V, schedule=None, average=None, radius=None, slope=0.01,
         init_scale=1.0, alloc=repro.MLP_DUAL_SHARE, adapt=True, damp=repro.MLP_STEP_DAMPING,
         cap=repro.MLP_STEP_CLIP_CAP, shrink=repro.MLP_SHRINK_PRIMAL_CLIP, seed=0):
     """Validation AUC (percent) and fit time of one candidate."""
@@ -75,9 +77,11 @@ def run(data, dataset="ijcnn1", eps=math.inf, delta=1e-6, step=None, step_mult=N
     clip = repro.CLIP_OVERRIDES[("sgda-mlp", dataset)] if clip is None else clip
     if radius is None:
         radius = repro.MLP_RADIUS or repro.PAPER_HYPER[("sgda-mlp", dataset)]["radius"]
+    default_schedule, default_average = repro.mlp_schedule(dataset)
     solver = NoisySGDA(batch_size=repro.BATCH, n_epochs=10, step_size=step, dual_step_size=dstep,
-                       clip_w=clip, clip_v=clip if clipv is None else clipv, average=average,
-                       noise_allocation=alloc)
+                       clip_w=clip, clip_v=clip if clipv is None else clipv,
+                       schedule=schedule or default_schedule,
+                       average=average or default_average, noise_allocation=alloc)
     private = math.isfinite(eps)
     model = _Model(epsilon=eps, delta=delta, data_norm=repro.DATA_NORM[dataset],
                    pos_ratio=None if private else float(y_fit.mean()), radius=radius, alpha=0.0,
@@ -115,7 +119,7 @@ def main(argv):
         used = res[0][2]
         print(f"{json.dumps(cand)} val AUC {np.mean(aucs):.3f} "
               f"({' '.join(f'{a:.2f}' for a in aucs)}) {sum(r[1] for r in res):.0f}s "
-              f"[step {used['step_size']:.4g} dual step {used['dual_step_size'] or used['step_size']:.4g} "
+              f"[{used['schedule']} / {used['average']}, step {used['step_size']:.4g} dual step {used['dual_step_size'] or used['step_size']:.4g} "
               f"clip {used['clip_w']:.3g} / {used['clip_v']:.3g}]", flush=True)
 
 
