@@ -7,13 +7,14 @@ one JSON candidate; keys (defaults in :func:`run`): ``dataset``, ``eps``, ``delt
 ``step`` (None: the paper's rate converted on the fitting rows, as the reproduction
 does), ``step_mult`` (multiplies both steps; default the reproduction's
 ``MLP_STEP_MULT`` for converted steps, 1 for a given ``step``), ``dstep``, ``clip``,
-``clipv``, ``schedule``, ``average``, ``radius``, ``slope``, ``init_scale``, ``alloc``, ``adapt``
-(apply ``adapt_to_noise``), ``damp`` ((k1, k2) of the MLP step rule), ``cap`` (its
+``clipv``, ``schedule``, ``average``, ``radius``, ``slope``, ``init_scale``, ``alloc``,
+``adapt`` (apply ``adapt_to_noise``), ``damp`` ((k1, k2) of the MLP step rule), ``cap`` (its
 numerator), ``shrink`` (also shrink the primal clip with the noise, the rule until
 ``-mlp8``), ``seeds``. Unset keys follow the reproduction's current configuration
 (``clipv``: the dual clip before the noise rule, None = the primal clip; ``schedule``
 and ``average``: the data set's, ``mlp_schedule``; a ``"linear"`` schedule starts at
-``MLP_LINEAR_PEAK`` times the capped step when ``adapt`` is on). Examples (the numbers in docs/benchmarks.md)::
+``MLP_LINEAR_PEAK`` times the capped step when ``adapt`` is on). Examples (the numbers
+in docs/benchmarks.md)::
 
     python benchmarks/tune_yang2022_mlp.py '{"step": 0.143, "average": "last", "adapt": false}' \\
         '{"eps": 1, "step": 0.143, "clipv": 1, "alloc": 0.02, "seeds": [0, 1]}'
@@ -119,7 +120,8 @@ def main(argv):
         used = res[0][2]
         print(f"{json.dumps(cand)} val AUC {np.mean(aucs):.3f} "
               f"({' '.join(f'{a:.2f}' for a in aucs)}) {sum(r[1] for r in res):.0f}s "
-              f"[{used['schedule']} / {used['average']}, step {used['step_size']:.4g} dual step {used['dual_step_size'] or used['step_size']:.4g} "
+              f"[{used['schedule']} / {used['average']}, step {used['step_size']:.4g} "
+              f"dual step {used['dual_step_size'] or used['step_size']:.4g} "
               f"clip {used['clip_w']:.3g} / {used['clip_v']:.3g}]", flush=True)
 
 
