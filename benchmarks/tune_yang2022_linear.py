@@ -6,12 +6,15 @@ scored by validation ROC AUC; the test split is never read. Each argument is one
 candidate with keys ``dataset`` (default ``"mnist"``), ``method`` (``"sgda-linear"`` or
 ``"nseg"``), ``eps``, ``delta`` (default 1e-6), ``seeds`` (default ``[0, 1]``) and ``set``:
 module constants of the reproduction overridden for this candidate only, e.g.
-``LINEAR_CLIP_FRACTION``, ``LINEAR_AVERAGE``, ``LINEAR_STEP_DAMPING_POWER``. The fit is
-the reproduction's own cell (``run_cell``) on the fitting rows. Example (numbers in
-docs/benchmarks.md)::
+``LINEAR_CLIP_FRACTION``, ``LINEAR_AVERAGE``, ``LINEAR_STEP_DAMPING_POWER``,
+``LINEAR_SCHEDULES``, ``LINEAR_DECAY_PEAK``. The fit is the reproduction's own cell
+(``run_cell``) on the fitting rows. Examples (numbers in docs/benchmarks.md; the image
+runs before ``-rng5`` had no per-data-set schedule, ``"LINEAR_SCHEDULES": {}``)::
 
     python benchmarks/tune_yang2022_linear.py \\
-        '{"dataset": "mnist", "eps": 0.1, "set": {"LINEAR_AVERAGE": "tail"}}'
+        '{"dataset": "mnist", "eps": 0.1, "set": {"LINEAR_SCHEDULES": {}}}' \\
+        '{"dataset": "mnist", "eps": 0.1, "set": {"LINEAR_SCHEDULES": {}, "LINEAR_AVERAGE": "tail"}}' \\
+        '{"dataset": "mnist", "eps": 0.1, "set": {"LINEAR_DECAY_PEAK": 0.75}}'
 """
 
 import json
