@@ -352,7 +352,9 @@ def adapt_to_noise(method, solver, model, n_samples, n_features, budget, *,
 
     Linear: step sizes divided by ``1 + E`` (E the primal part of :func:`noise_energies`;
     to the power ``LINEAR_STEP_DAMPING_POWER``, which is 1): no change
-    without noise, ~6x smaller at epsilon = 0.1 on 784-d images. MLP (6,144 primal
+    without noise, ~6x smaller at epsilon = 0.1 on 784-d images; a linear schedule
+    (the images' DP-SGDA, ``LINEAR_SCHEDULES``) starts at ``LINEAR_DECAY_PEAK`` (0.5)
+    times that step. MLP (6,144 primal
     parameters on ijcnn1, E ~ 0.4 at epsilon = 10, ~1.3 at 1, ~40 at 0.1; ~2e5 on
     images, E ~ 10 to 40 at epsilon >= 1): the step shrunk so that step * clip is at
     most :func:`mlp_step_clip_cap` (``0.7 / (1 + 2 sqrt(E) + E / 2)``; validation,
