@@ -215,7 +215,6 @@ MLP_RADIUS = 100.0
 # where the noise dominates, the linear decay cost 0.02-0.15 points, so they keep the
 # constant step and the tail average.
 MLP_SCHEDULES = {"ijcnn1": ("linear", "last")}
-MLP_DEFAULT_SCHEDULE = ("constant", "tail")
 # A linear decay starts at this multiple of the constant schedule's (capped) step:
 # at 2 both schedules have the same sum of steps. On validation 1.5 / 2 / 2.5 gave
 # 95.41 / 95.49 / 94.73 at epsilon = 1 (12 seeds); 2.5 starts to diverge.
@@ -223,9 +222,17 @@ MLP_LINEAR_PEAK = 2.0
 BATCH = 64
 
 
-def mlp_schedule(dataset):
-    """``(schedule, average)`` of the MLP's NoisySGDA on ``dataset``."""
-    return MLP_SCHEDULES.get(dataset, MLP_DEFAULT_SCHEDULE)
+def sgda_schedule(method, dataset):
+    """``(schedule, average)`` of DP-SGDA (``"sgda-mlp"`` or ``"sgda-linear"``) on
+    ``dataset``: the family's per-data-set choice, else its constant-step default."""
+    if method == "sgda-mlp":
+        return MLP_SCHEDULES.get(dataset, ("constant", "tail"))
+    return LINEAR_SCHEDULES.get(dataset, ("constant", LINEAR_AVERAGE))
+
+
+def decay_peak(method):
+    """The multiple of the noise rule's step at which a linear decay starts."""
+    return MLP_LINEAR_PEAK if method == "sgda-mlp" else LINEAR_DECAY_PEAK
 
 
 def public_pos_ratio(dataset):
@@ -261,7 +268,6 @@ CONFIG_TAG = "v3"
 # "-mlp9": ijcnn1 takes the linear step decay and its last iterate (MLP_SCHEDULES); the
 # image models' configuration, and so their rows, are those of "-mlp8".
 MLP_TAG = "-mlp8"
-MLP_DATASET_TAGS = {"ijcnn1": "-mlp9"}
 
 
 # The linear table was rerun when NoisySGDA began drawing batches and noise a chunk of
@@ -271,7 +277,9 @@ MLP_DATASET_TAGS = {"ijcnn1": "-mlp9"}
 # "-rng5": linear DP-SGDA on the images takes the linear step decay and its last
 # iterate (LINEAR_SCHEDULES); NSEG and ijcnn1 keep their "-rng4" rows.
 LINEAR_TAG = "-rng4"
-LINEAR_CELL_TAGS = {("sgda-linear", "mnist"): "-rng5", ("sgda-linear", "fashion-mnist"): "-rng5"}
+# The (method, data set) pairs whose rows carry a newer tag than their family's.
+CELL_TAGS = {("sgda-mlp", "ijcnn1"): "-mlp9", ("sgda-linear", "mnist"): "-rng5",
+             ("sgda-linear", "fashion-mnist"): "-rng5"}
 
 
 # The Original column moved from the DP cells' epochs and rates to the paper's "Ori"
@@ -281,10 +289,8 @@ ORIGINAL_TAGS = {"nseg": "-ori", "sgda-linear": "-ori2", "sgda-mlp": "-ori"}
 
 
 def config_tag(method, epsilon=1.0, dataset=None):
-    if method == "sgda-mlp":
-        tag = CONFIG_TAG + MLP_DATASET_TAGS.get(dataset, MLP_TAG)
-    else:
-        tag = CONFIG_TAG + LINEAR_CELL_TAGS.get((method, dataset), LINEAR_TAG)
+    family = MLP_TAG if method == "sgda-mlp" else LINEAR_TAG
+    tag = CONFIG_TAG + CELL_TAGS.get((method, dataset), family)
     return tag + (ORIGINAL_TAGS[method] if math.isinf(epsilon) else "")
 
 
@@ -313,14 +319,14 @@ def make_solver(method, steps, epochs, clip, clip_v=None, dataset=None):
         return NoisyExtragradient(mode="multi_pass", sampler="poisson",
                                   noise_allocation="dimension",
                                   accounting="pld", **common)
+    # The data set's schedule and released iterate (MLP_SCHEDULES / LINEAR_SCHEDULES;
+    # the tail and uniform averages are post-processing that damp the noise).
+    schedule, average = sgda_schedule(method, dataset)
     if method == "sgda-mlp":
-        # The data set's schedule and released iterate (MLP_SCHEDULES; the tail average
-        # is post-processing that damps the last iterate's noise); MLP_DUAL_SHARE of
-        # each step's privacy loss to the scalar dual (validation, docs/benchmarks.md).
-        schedule, average = mlp_schedule(dataset)
+        # MLP_DUAL_SHARE of each step's privacy loss to the scalar dual (validation,
+        # docs/benchmarks.md).
         return NoisySGDA(**common, schedule=schedule, average=average,
                          noise_allocation=MLP_DUAL_SHARE)
-    schedule, average = LINEAR_SCHEDULES.get(dataset, ("constant", LINEAR_AVERAGE))
     return NoisySGDA(**common, schedule=schedule, average=average)
 
 
@@ -368,6 +374,9 @@ def adapt_to_noise(method, solver, model, n_samples, n_features, budget, *,
     """
     energy, dual_energy = noise_energies(solver, model, n_samples, n_features, budget)
     params = solver.get_params()
+    # the primal step, and the dual one when it is set apart
+    steps = {name: params[name] for name in ("step_size", "dual_step_size")
+             if params.get(name) is not None}
     if method == "sgda-mlp":
         # Clips: optionally cap a block's noise norm of a step at its base clip (no
         # change while its energy <= 1; the scalar dual's never exceeds 1 here).
@@ -379,20 +388,15 @@ def adapt_to_noise(method, solver, model, n_samples, n_features, budget, *,
         clip_w = params["clip_w"] / shrink
         clip_v = params["clip_v"] / math.sqrt(max(1.0, dual_energy))
         step_factor = min(1.0, mlp_step_clip_cap(energy, damping, cap) / (params["step_size"] * clip_w))
-        if params["schedule"] == "linear":
-            # the cap bounds the mean step * clip: a linear decay starts higher
-            step_factor *= MLP_LINEAR_PEAK
-        solver.set_params(clip_w=clip_w, clip_v=clip_v,
-                          step_size=params["step_size"] * step_factor)
-        if params.get("dual_step_size") is not None:
-            solver.set_params(dual_step_size=params["dual_step_size"] * step_factor)
+        solver.set_params(clip_w=clip_w, clip_v=clip_v)
+        steps = {name: step * step_factor for name, step in steps.items()}
     else:
         divisor = (1.0 + energy) ** LINEAR_STEP_DAMPING_POWER
-        if params.get("schedule") == "linear":
-            divisor /= LINEAR_DECAY_PEAK
-        solver.set_params(step_size=params["step_size"] / divisor)
-        if params.get("dual_step_size") is not None:
-            solver.set_params(dual_step_size=params["dual_step_size"] / divisor)
+        steps = {name: step / divisor for name, step in steps.items()}
+    if params.get("schedule") == "linear":
+        # the rule sets the mean step; a linear decay starts at a multiple of it
+        steps = {name: step * decay_peak(method) for name, step in steps.items()}
+    solver.set_params(**steps)
     return energy
 
 

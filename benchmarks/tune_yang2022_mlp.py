@@ -12,7 +12,7 @@ does), ``step_mult`` (multiplies both steps; default the reproduction's
 numerator), ``shrink`` (also shrink the primal clip with the noise, the rule until
 ``-mlp8``), ``seeds``. Unset keys follow the reproduction's current configuration
 (``clipv``: the dual clip before the noise rule, None = the primal clip; ``schedule``
-and ``average``: the data set's, ``mlp_schedule``; a ``"linear"`` schedule starts at
+and ``average``: the data set's, ``sgda_schedule``; a ``"linear"`` schedule starts at
 ``MLP_LINEAR_PEAK`` times the capped step when ``adapt`` is on). Examples (the numbers
 in docs/benchmarks.md)::
 
@@ -78,7 +78,7 @@ def run(data, dataset="ijcnn1", eps=math.inf, delta=1e-6, step=None, step_mult=N
     clip = repro.CLIP_OVERRIDES[("sgda-mlp", dataset)] if clip is None else clip
     if radius is None:
         radius = repro.MLP_RADIUS or repro.PAPER_HYPER[("sgda-mlp", dataset)]["radius"]
-    default_schedule, default_average = repro.mlp_schedule(dataset)
+    default_schedule, default_average = repro.sgda_schedule("sgda-mlp", dataset)
     solver = NoisySGDA(batch_size=repro.BATCH, n_epochs=10, step_size=step, dual_step_size=dstep,
                        clip_w=clip, clip_v=clip if clipv is None else clipv,
                        schedule=schedule or default_schedule,
