@@ -42,25 +42,15 @@ from skdpminimax.privacy import PrivacyBudget  # noqa: E402
 from skdpminimax.solvers import NoisySGDA  # noqa: E402
 
 
-class _ScaledInitMLP(MLPScorer):
-    """MLPScorer with PyTorch's default init multiplied by ``init_scale`` (a lever tried)."""
-
-    def __init__(self, hidden_units=256, negative_slope=0.01, init_scale=1.0):
-        super().__init__(hidden_units, negative_slope)
-        self.init_scale = init_scale
-
-    def init_params(self, n_features, rng=None):
-        return self.init_scale * super().init_params(n_features, rng)
-
-
 class _Model(DPAUCMaximizer):
-    def __init__(self, *, slope=0.01, init_scale=1.0, **kwargs):
+    """DPAUCMaximizer with the leaky-ReLU slope as a parameter (a lever tried)."""
+
+    def __init__(self, *, slope=0.01, **kwargs):
         super().__init__(**kwargs)
         self.slope = slope
-        self.init_scale = init_scale
 
     def _make_scorer(self):
-        return _ScaledInitMLP(self.hidden_units, self.slope, self.init_scale)
+        return MLPScorer(self.hidden_units, self.slope, self.init_scale)
 
 
 def run(data, dataset="ijcnn1", eps=math.inf, delta=1e-6, step=None, step_mult=None, dstep=None,

@@ -34,6 +34,18 @@ def test_mlp_defaults_to_last_iterate_and_fits_nonlinear_data():
     assert lin_default.solver_.average == "uniform"
 
 
+def test_init_scale_scales_the_starting_weights():
+    # With a vanishing step the released last iterate is the starting point.
+    X, y = _data()
+    kw = dict(scorer="mlp", hidden_units=4, data_norm=3.0, pos_ratio=0.5, random_state=3,
+              solver=NoisySGDA(n_epochs=1, step_size=1e-12, average="last"))
+    full = DPAUCMaximizer(np.inf, **kw).fit(X, y)
+    half = DPAUCMaximizer(np.inf, init_scale=0.5, **kw).fit(X, y)
+    np.testing.assert_allclose(half.scorer_params_, 0.5 * full.scorer_params_, rtol=1e-6)
+    with pytest.raises(ValueError, match="init_scale"):
+        DPAUCMaximizer(np.inf, init_scale=0.0, **kw).fit(X, y)
+
+
 def test_mlp_private_fit_is_reproducible_and_uses_clips():
     X, y = _data()
     kw = dict(scorer="mlp", hidden_units=8, data_norm=3.0, pos_ratio=0.5, random_state=1)

@@ -28,6 +28,15 @@ def test_shapes_and_init_is_data_free():
     assert np.all(np.abs(a[3 * 5 :]) <= 1 / np.sqrt(3))
 
 
+def test_init_scale_multiplies_the_default_init():
+    default = MLPScorer(hidden_units=3).init_params(4, np.random.default_rng(5))
+    half = MLPScorer(hidden_units=3, init_scale=0.5).init_params(4, np.random.default_rng(5))
+    np.testing.assert_allclose(half, 0.5 * default)
+    for bad in (0.0, -1.0, np.inf, np.nan):
+        with pytest.raises(ValueError, match="init_scale"):
+            MLPScorer(init_scale=bad)
+
+
 def test_scores_match_explicit_forward(setup):
     scorer, theta, X = setup
     H, d = 5, 4

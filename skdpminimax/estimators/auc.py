@@ -57,7 +57,8 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         Radius of the L2 ball holding ``theta`` (a public constant; with
         ``data_norm`` it bounds the scores and the gradients). With
         ``scorer="mlp"`` the initial weights alone have a norm near
-        ``sqrt(hidden_units / 3)`` (about 9.3 for 256 units, close to the default)
+        ``init_scale * sqrt(hidden_units / 3)`` (about 9.3 for 256 units at
+        ``init_scale=1``, close to the default)
         and the noise's random walk adds to it, so choose a radius well above that
         (the Yang et al. reproduction uses 100): a ball that binds projects the
         signal away with the noise (docs/benchmarks.md, MNIST MLP diagnosis).
@@ -71,6 +72,11 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         private and must be finite. The MLP objective is nonconvex-strongly-concave.
     hidden_units : int, default=256
         Width of the MLP's hidden layer (``scorer="mlp"`` only).
+    init_scale : float, default=1.0
+        Multiplies the MLP's initial weights, PyTorch's default ``nn.Linear`` init
+        (``scorer="mlp"`` only; data-independent, so it costs no privacy). Under heavy
+        noise a smaller start can help: the Yang et al. reproduction uses 0.5, chosen
+        on validation (docs/benchmarks.md).
     solver : str or solver object, default="sgda"
         A registered solver name (see :data:`skdpminimax.solvers.SOLVERS`) or an
         object with ``calibrate`` and ``solve``. With ``scorer="mlp"`` the default
@@ -141,6 +147,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         "alpha": [Interval(Real, 0, None, closed="left")],
         "scorer": [StrOptions({"linear", "mlp"})],
         "hidden_units": [Interval(Integral, 1, None, closed="left")],
+        "init_scale": [Interval(Real, 0, None, closed="neither")],
     }
 
     def __init__(
@@ -155,6 +162,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         alpha=1e-4,
         scorer="linear",
         hidden_units=256,
+        init_scale=1.0,
         solver="sgda",
         accountant=None,
         random_state=None,
@@ -169,6 +177,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         self.alpha = alpha
         self.scorer = scorer
         self.hidden_units = hidden_units
+        self.init_scale = init_scale
         self.solver = solver
         self.accountant = accountant
         self.random_state = random_state
@@ -228,7 +237,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
 
     def _make_scorer(self):
         if self.scorer == "mlp":
-            return MLPScorer(hidden_units=self.hidden_units)
+            return MLPScorer(hidden_units=self.hidden_units, init_scale=self.init_scale)
         return LinearScorer()
 
     def _make_objective(self, n_features, data_norm, constants):
