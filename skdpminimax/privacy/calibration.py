@@ -76,6 +76,11 @@ class NoiseCalibration:
         How many of the ``n_steps`` releases one example can affect, i.e. how many
         times the accountant composed the step's event (``n_steps``, or 1 for
         disjoint batches by parallel composition).
+    noise_ratios : tuple of float
+        The releases cycle through these factors on ``noise_multiplier``: release
+        ``i`` has multiplier ``noise_ratios[i % k] * noise_multiplier`` (and the
+        blocks' multipliers scale alike). ``(1.0,)``: every release alike. NSEG's
+        ``(r, 1.0)`` puts ``r`` times the noise on its extrapolation releases.
     """
 
     noise_multiplier: float
@@ -89,6 +94,7 @@ class NoiseCalibration:
     delta: float
     block_noise_multipliers: tuple = ()
     n_compositions: int = 0
+    noise_ratios: tuple = (1.0,)
 
     def to_dict(self):
         return asdict(self)
@@ -101,8 +107,18 @@ def _pld_interval(epsilon):
     return float(np.clip(epsilon / 1000.0, 1e-4, 1e-3) * max(1.0, epsilon / 10.0))
 
 
+def _check_noise_ratios(noise_ratios, n_steps):
+    ratios = tuple(float(r) for r in noise_ratios)
+    if not ratios or not all(math.isfinite(r) and r > 0 for r in ratios):
+        raise ValueError(f"noise_ratios must be finite and > 0, got {noise_ratios}.")
+    if int(n_steps) % len(ratios):
+        raise ValueError(f"n_steps={n_steps} is not a multiple of len(noise_ratios)="
+                         f"{len(ratios)}.")
+    return ratios
+
+
 def certified_epsilon(sampler, noise_multiplier, n_steps, delta, accounting="pld",
-                      pld_interval=1e-4):
+                      pld_interval=1e-4, noise_ratios=(1.0,)):
     """Epsilon at ``delta`` of ``n_steps`` sampled Gaussian steps of joint multiplier ``z``.
 
     Parameters
@@ -115,7 +131,11 @@ def certified_epsilon(sampler, noise_multiplier, n_steps, delta, accounting="pld
     accounting : {'pld', 'rdp'}
     pld_interval : float
         PLD discretisation interval (pessimistic rounding keeps the result an upper bound).
+    noise_ratios : tuple of float, default=(1.0,)
+        Release ``i`` has multiplier ``noise_ratios[i % k] * z`` (``k`` the length;
+        ``n_steps`` must be a multiple of it), each on its own batch.
     """
+    ratios = _check_noise_ratios(noise_ratios, n_steps)
     if noise_multiplier <= 0:
         return math.inf
     if accounting not in sampler.accountings:
@@ -124,10 +144,20 @@ def certified_epsilon(sampler, noise_multiplier, n_steps, delta, accounting="pld
             f"use one of {sampler.accountings}."
         )
     # An example affects at most releases_per_example(n_steps) releases (n_steps,
-    # or 1 for disjoint batches by parallel composition): compose that many.
-    event = dp_accounting.SelfComposedDpEvent(
-        sampler.dp_event(noise_multiplier), sampler.releases_per_example(n_steps)
-    )
+    # or 1 for disjoint batches by parallel composition): compose that many. When
+    # it can affect every release, each kind is composed as often as it occurs;
+    # otherwise it is charged as if all it affects were the least noisy kind.
+    k = sampler.releases_per_example(n_steps)
+    if len(ratios) > 1 and k == n_steps:
+        per_kind = n_steps // len(ratios)
+        event = dp_accounting.ComposedDpEvent([
+            dp_accounting.SelfComposedDpEvent(sampler.dp_event(r * noise_multiplier), per_kind)
+            for r in ratios
+        ])
+    else:
+        event = dp_accounting.SelfComposedDpEvent(
+            sampler.dp_event(min(ratios) * noise_multiplier), k
+        )
     if accounting == "pld":
         accountant = pld.PLDAccountant(value_discretization_interval=pld_interval)
     else:
@@ -238,7 +268,7 @@ def _search_multiplier(epsilon_of, epsilon, guess):
 
 
 @functools.lru_cache(maxsize=256)
-def _calibrate_cached(sampler_key, n_steps, epsilon, delta, accounting):
+def _calibrate_cached(sampler_key, n_steps, epsilon, delta, accounting, noise_ratios=(1.0,)):
     """``(z, certified epsilon at z)`` for a sampler described by its key."""
     name, n, m = sampler_key
     sampler = make_sampler(name, n, m)
@@ -248,13 +278,14 @@ def _calibrate_cached(sampler_key, n_steps, epsilon, delta, accounting):
     # accountant call composes the whole run.
     @functools.lru_cache(maxsize=None)
     def epsilon_of(z):
-        return certified_epsilon(sampler, z, n_steps, delta, accounting, interval)
+        return certified_epsilon(sampler, z, n_steps, delta, accounting, interval, noise_ratios)
 
     z = _search_multiplier(epsilon_of, epsilon, _gdp_guess(sampler, n_steps, epsilon, delta))
     return z, epsilon_of(z)
 
 
-def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld"):
+def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld",
+                               noise_ratios=(1.0,)):
     """Smallest joint noise multiplier whose certified epsilon is ``<= epsilon``.
 
     Parameters
@@ -267,6 +298,9 @@ def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld
         Target budget. ``epsilon=np.inf`` gives multiplier 0 (no noise).
     accounting : {'pld', 'rdp'}
         PLD is the tighter; samplers that only admit RDP (without replacement) use it.
+    noise_ratios : tuple of float, default=(1.0,)
+        Release ``i`` has multiplier ``noise_ratios[i % k] * z`` (see
+        :func:`certified_epsilon`); the returned ``z`` is the multiplier of ratio 1.
 
     Returns
     -------
@@ -275,6 +309,7 @@ def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld
     n_steps = int(n_steps)
     if n_steps < 1:
         raise ValueError("n_steps must be >= 1.")
+    noise_ratios = _check_noise_ratios(noise_ratios, n_steps)
     sampler.releases_per_example(n_steps)  # raises if the sampler cannot serve n_steps
     if accounting not in sampler.accountings:
         accounting = sampler.accountings[0]
@@ -282,7 +317,7 @@ def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld
         z, certified = 0.0, math.inf
     else:
         z, certified = _calibrate_cached(sampler.key(), n_steps, float(epsilon), float(delta),
-                                         accounting)
+                                         accounting, noise_ratios)
         if certified > epsilon:  # cannot happen by construction; never release if it does
             raise RuntimeError("Noise calibration failed to certify the target epsilon.")
     return NoiseCalibration(
@@ -296,6 +331,7 @@ def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld
         epsilon=float(certified),
         delta=float(delta),
         n_compositions=sampler.releases_per_example(n_steps),
+        noise_ratios=noise_ratios,
     )
 
 

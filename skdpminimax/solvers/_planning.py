@@ -16,7 +16,7 @@ __all__ = ["calibrate_gradient_blocks", "initial_point", "operator_lipschitz"]
 
 
 def calibrate_gradient_blocks(objective, sampler, n_releases, budget, accounting,
-                              clip_w, clip_v, noise_allocation):
+                              clip_w, clip_v, noise_allocation, noise_ratios=(1.0,)):
     """Calibrate ``n_releases`` oracle calls and split the joint multiplier per block.
 
     Each call of :class:`~skdpminimax.solvers.oracle.NoisyGradientOracle` is one
@@ -24,7 +24,7 @@ def calibrate_gradient_blocks(objective, sampler, n_releases, budget, accounting
     batches are drawn (and so how many of them one example can affect).
     """
     calibration = calibrate_noise_multiplier(
-        sampler, n_releases, budget.epsilon, budget.delta, accounting
+        sampler, n_releases, budget.epsilon, budget.delta, accounting, noise_ratios
     )
     clips = resolve_clip_norms(objective, clip_w, clip_v)
     w0, v0 = objective.init_params()

@@ -74,6 +74,13 @@ class NoisyExtragradient(PrivateSolver):
     noise_allocation : {"dimension", "equal"} or float, default="dimension"
         Split of one release's privacy loss between the blocks (see
         :func:`~skdpminimax.solvers.oracle.noise_shares`).
+    extrapolation_noise : float, default=1.0
+        Noise of the extrapolation release (at ``u``) relative to the update release
+        (at ``x``); 1 is the paper's equal noise. The update's noise accumulates in
+        ``u`` while the extrapolation's enters ``u`` only through ``gamma`` times the
+        operator's change, so a ratio above 1 buys the update less noise for the same
+        budget (multi pass; in single pass an example is in one release only and the
+        ratio buys nothing). The two kinds are composed each as often as it occurs.
     accounting : {"pld", "rdp"}, default="pld"
         Accountant used for calibration (RDP where PLD does not apply).
 
@@ -87,7 +94,8 @@ class NoisyExtragradient(PrivateSolver):
     disjoint chunks of a data-independent permutation, so each example affects
     one release and parallel composition (Boob & Guzman 2023, Prop. 4 and Prop. 5)
     makes the run cost one Gaussian release: the accountant composes the event
-    once. Multi pass: the ``2T`` subsampled releases are composed (the paper's
+    once. Multi pass: the ``2T`` subsampled releases are composed, ``T`` of each
+    kind when ``extrapolation_noise`` is not 1 (the paper's
     Prop. 7 counts ``T`` with an unspecified-constant moments bound; its sigma is
     too small, so it is not used). Iterates, projections and averaging are
     post-processing; ``T`` and ``gamma`` depend on public quantities only: the
@@ -106,6 +114,7 @@ class NoisyExtragradient(PrivateSolver):
         "clip_v": [Interval(Real, 0, None, closed="neither"), None],
         "noise_allocation": [StrOptions({"dimension", "equal"}),
                              Interval(Real, 0, 1, closed="neither")],
+        "extrapolation_noise": [Interval(Real, 0, None, closed="neither")],
         "accounting": [StrOptions({"pld", "rdp"})],
     }
 
@@ -120,6 +129,7 @@ class NoisyExtragradient(PrivateSolver):
         clip_w=1.0,
         clip_v=1.0,
         noise_allocation="dimension",
+        extrapolation_noise=1.0,
         accounting="pld",
     ):
         self.mode = mode
@@ -131,6 +141,7 @@ class NoisyExtragradient(PrivateSolver):
         self.clip_w = clip_w
         self.clip_v = clip_v
         self.noise_allocation = noise_allocation
+        self.extrapolation_noise = extrapolation_noise
         self.accounting = accounting
 
     # ---- data-free planning -------------------------------------------------
@@ -173,13 +184,15 @@ class NoisyExtragradient(PrivateSolver):
         """Noise for the ``2T`` oracle releases (data-free).
 
         ``n_steps`` of the result counts releases (two per iteration);
-        ``n_compositions`` is 1 in single pass (disjoint batches).
+        ``n_compositions`` is 1 in single pass (disjoint batches). The multipliers
+        are the update releases'; ``noise_ratios = (extrapolation_noise, 1)``.
         """
         self._validate_params()
         sampler, n_iter = self._plan(objective, n_samples, budget)
         return calibrate_gradient_blocks(
             objective, sampler, 2 * n_iter, budget, self.accounting,
             self.clip_w, self.clip_v, self.noise_allocation,
+            noise_ratios=(float(self.extrapolation_noise), 1.0),
         )
 
     def _gamma(self, objective, sampler, calibration, clips, n_iter):
@@ -191,9 +204,11 @@ class NoisyExtragradient(PrivateSolver):
                               objective.dual_set.diameter(objective.n_dual))
         if not math.isfinite(diameter):
             return cap
-        # d sigma^2 of the noisy mean: block b has per-coordinate std z_b s C_b / m.
+        # d sigma^2 of the noisy mean: block b has per-coordinate std z_b s C_b / m,
+        # averaged over the two releases of an iteration.
         dims = (objective.n_primal, objective.n_dual)
-        noise_energy = sum(
+        mean_ratio_sq = np.mean(np.square(calibration.noise_ratios))
+        noise_energy = mean_ratio_sq * sum(
             d * (z * sampler.sensitivity_factor * c / sampler.normalizer) ** 2
             for d, z, c in zip(dims, calibration.block_noise_multipliers, clips)
         )
@@ -211,8 +226,14 @@ class NoisyExtragradient(PrivateSolver):
         sampler, n_iter = self._plan(objective, data.planning_size, budget)
         sampler = sampler.over_rows(data.n_samples)
         clips = resolve_clip_norms(objective, self.clip_w, self.clip_v)
-        oracle = NoisyGradientOracle(
+        update = NoisyGradientOracle(
             objective, data, sampler, calibration.block_noise_multipliers, *clips, rng
+        )
+        ratio = calibration.noise_ratios[0]
+        noiseless = not any(calibration.block_noise_multipliers)
+        extrapolation = update if ratio == 1.0 or noiseless else NoisyGradientOracle(
+            objective, data, sampler,
+            tuple(ratio * z for z in calibration.block_noise_multipliers), *clips, rng,
         )
         gamma = self._gamma(objective, sampler, calibration, clips, n_iter)
         W, V = objective.primal_set, objective.dual_set
@@ -220,9 +241,9 @@ class NoisyExtragradient(PrivateSolver):
         sum_w, sum_v = np.zeros_like(w), np.zeros_like(v)
         batches = sampler.batches(rng, 2 * n_iter)
         for _ in range(n_iter):
-            g_w, g_v = oracle(w, v, next(batches))
+            g_w, g_v = extrapolation(w, v, next(batches))
             x_w, x_v = W.project(w - gamma * g_w), V.project(v + gamma * g_v)
-            g_w, g_v = oracle(x_w, x_v, next(batches))  # a fresh batch, a fresh release
+            g_w, g_v = update(x_w, x_v, next(batches))  # a fresh batch, a fresh release
             w, v = W.project(w - gamma * g_w), V.project(v + gamma * g_v)
             sum_w += x_w  # constant gamma: the gamma-weighted average is uniform
             sum_v += x_v
@@ -231,7 +252,8 @@ class NoisyExtragradient(PrivateSolver):
             v=sum_v / n_iter,
             n_iter=n_iter,
             calibration=calibration,
-            n_grad_evals=oracle.n_grad_evals,
+            n_grad_evals=update.n_grad_evals + (
+                extrapolation.n_grad_evals if extrapolation is not update else 0),
             info={"u_last": (w, v), "step_size": gamma, "batch_size": sampler.batch_size,
                   "mode": self.mode, "n_releases": 2 * n_iter,
                   "clip_w": clips[0], "clip_v": clips[1]},
