@@ -223,8 +223,8 @@ BATCH = 64
 # NSEG's extrapolation noise relative to its update noise (1: the paper's equal noise).
 # The update's noise accumulates in the iterate; the extrapolation's reaches it only
 # through gamma times the operator's change, so more of the budget goes to the update
-# (its multiplier drops by ~26% at 4). Validation at epsilon = 0.1 (2 seeds; ijcnn1 4),
-# 1 / 4 / 8: MNIST 88.49 / 89.08 / 89.10, Fashion-MNIST 94.93 / 95.40 / 95.42, ijcnn1
+# (at 4 its multiplier drops by 26% at epsilon = 0.1, 9% at 1). Validation at epsilon =
+# 0.1 (2 seeds; ijcnn1 4), 1 / 4 / 8: MNIST 88.49 / 89.08 / 89.10, Fashion-MNIST 94.93 / 95.40 / 95.42, ijcnn1
 # 89.30 / 90.74; MNIST epsilon = 1: 91.23 / 91.41 (docs/benchmarks.md).
 NSEG_EXTRAPOLATION_NOISE = 4.0
 # Share of epsilon spent on the private class ratio (the library's default). 1% / 0.2%

@@ -177,3 +177,17 @@ def test_large_epsilon_calibrates_without_overflow(epsilon):
     sampler = PoissonSampler(10_000, 100)
     calibration = calibrate_noise_multiplier(sampler, 100, epsilon, 1e-5)
     assert 0 < calibration.noise_multiplier < 1 and calibration.epsilon <= epsilon
+
+
+def test_noise_ratios_are_checked_and_one_ratio_is_the_plain_composition():
+    sampler = PoissonSampler(2000, 50)
+    for bad in ((), (0.0, 1.0), (math.inf,), (-1.0,)):
+        with pytest.raises(ValueError, match="noise_ratios"):
+            certified_epsilon(sampler, 1.0, 100, 1e-5, noise_ratios=bad)
+    with pytest.raises(ValueError, match="multiple"):
+        calibrate_noise_multiplier(sampler, 101, 1.0, 1e-5, noise_ratios=(2.0, 1.0))
+    assert certified_epsilon(sampler, 1.0, 100, 1e-5, noise_ratios=(1.0,)) == \
+        certified_epsilon(sampler, 1.0, 100, 1e-5)
+    # Equal ratios cost what the same number of plain releases costs.
+    assert certified_epsilon(sampler, 1.0, 100, 1e-5, noise_ratios=(1.0, 1.0)) == \
+        pytest.approx(certified_epsilon(sampler, 1.0, 100, 1e-5), rel=1e-3)

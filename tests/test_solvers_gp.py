@@ -12,7 +12,12 @@ from sklearn.model_selection import GridSearchCV
 from objectives_for_tests import BilinearGame, StronglyMonotoneQuadratic, make_linear_data
 from skdpminimax import DPAUCMaximizer
 from skdpminimax.objectives.base import RegularizedObjective, SaddleData
-from skdpminimax.privacy import PrivacyBudget, certified_epsilon, make_sampler
+from skdpminimax.privacy import (
+    PrivacyBudget,
+    calibrate_noise_multiplier,
+    certified_epsilon,
+    make_sampler,
+)
 from skdpminimax.privacy.calibration import analytic_gaussian_sigma
 from skdpminimax.solvers import (
     SOLVERS,
@@ -314,3 +319,82 @@ def test_grid_search_over_solvers(auc_data):
     ).fit(X, y)
     assert grid.best_params_["solver"] in SOLVERS
     assert np.all(np.isfinite(grid.cv_results_["mean_test_score"]))
+
+
+# ---- NSEG with more noise on the extrapolation than on the update ----------------
+def _gdp_delta(epsilon, mu):
+    from scipy.stats import norm
+    return norm.cdf(-epsilon / mu + mu / 2) - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2)
+
+
+def test_extrapolation_noise_composes_each_kind_as_often_as_it_occurs():
+    objective = StronglyMonotoneQuadratic(A, 2.0)
+    budget = PrivacyBudget(1.0, 1e-6)
+    kw = dict(mode="multi_pass", sampler="poisson", batch_size=50, n_iter=40)
+    equal = NoisyExtragradient(**kw).calibrate(objective, 2000, budget)
+    cal = NoisyExtragradient(extrapolation_noise=4.0, **kw).calibrate(objective, 2000, budget)
+    assert cal.noise_ratios == (4.0, 1.0) and cal.n_steps == cal.n_compositions == 80
+
+    def pld_epsilon(z):  # built here, independently of the library
+        acc = pld.PLDAccountant(value_discretization_interval=1e-4)
+        for ratio in (4.0, 1.0):
+            acc.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent(
+                0.025, dp_accounting.GaussianDpEvent(ratio * z)), 40))
+        return acc.get_epsilon(1e-6)
+
+    z = cal.noise_multiplier
+    assert pld_epsilon(z) <= 1.0 + 1e-3 and pld_epsilon(0.99 * z) > 1.0
+    # The update gets less noise than under equal noise, never less than if the
+    # extrapolations were free (only its T releases composed).
+    free = calibrate_noise_multiplier(make_sampler("poisson", 2000, 50), 40, 1.0,
+                                      1e-6).noise_multiplier
+    assert free < z < 0.9 * equal.noise_multiplier
+
+
+@pytest.mark.parametrize("ratio", [0.5, 3.0])
+def test_extrapolation_noise_full_batch_matches_gaussian_closed_form(ratio):
+    # T releases at z and T at ratio * z are exactly mu-GDP, mu = sqrt(T (1 + ratio^-2)) / z.
+    from scipy.optimize import brentq
+
+    objective = StronglyMonotoneQuadratic(A, 2.0)
+    solver = NoisyExtragradient(mode="multi_pass", batch_size=None, n_iter=50,
+                                extrapolation_noise=ratio)
+    cal = solver.calibrate(objective, 500, PrivacyBudget(1.0, 1e-6))
+    mu = brentq(lambda m: _gdp_delta(1.0, m) - 1e-6, 1e-6, 100)
+    z_exact = math.sqrt(50 * (1 + ratio**-2)) / mu
+    assert z_exact * (1 - 1e-9) <= cal.noise_multiplier <= z_exact * 1.01
+
+
+def test_single_pass_extrapolation_noise_is_charged_at_the_least_noisy_release():
+    objective = StronglyMonotoneQuadratic(A, 2.0)
+    budget = PrivacyBudget(1.0, 1e-5)
+    z = {r: NoisyExtragradient(batch_size=5, extrapolation_noise=r).calibrate(
+        objective, 1000, budget).noise_multiplier for r in (1.0, 4.0, 0.5)}
+    assert z[4.0] == pytest.approx(z[1.0])  # an example is in one release: no gain
+    assert z[0.5] == pytest.approx(2 * z[1.0], rel=5e-3)  # the extrapolation must certify
+
+
+def test_extrapolation_oracle_adds_ratio_times_the_update_noise(data):
+    # One full-batch iteration: the released point is the extrapolated one, whose
+    # spread over seeds is gamma times the extrapolation noise's std.
+    objective = StronglyMonotoneQuadratic(A, 2.0)
+    budget = PrivacyBudget(20.0, 1e-5)
+
+    def spread(ratio):
+        solver = NoisyExtragradient(mode="multi_pass", batch_size=None, n_iter=1, step_size=0.01,
+                                    extrapolation_noise=ratio, **UNCLIPPED)
+        ws = np.array([solver.solve(objective, data, budget, np.random.default_rng(s)).w
+                       for s in range(400)])
+        return ws.std(axis=0).mean(), solver.calibrate(objective, data.n_samples,
+                                                       budget).noise_multiplier
+
+    (s1, z1), (s4, z4) = spread(1.0), spread(4.0)
+    assert s4 / s1 == pytest.approx(4.0 * z4 / z1, rel=0.1)
+    assert z4 < z1
+
+
+def test_extrapolation_noise_must_be_positive():
+    objective = StronglyMonotoneQuadratic(A, 2.0)
+    with pytest.raises(ValueError, match="extrapolation_noise"):
+        NoisyExtragradient(extrapolation_noise=0.0).calibrate(
+            objective, 1000, PrivacyBudget(1.0, 1e-5))
