@@ -74,9 +74,10 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         Width of the MLP's hidden layer (``scorer="mlp"`` only).
     init_scale : float, default=1.0
         Multiplies the MLP's initial weights, PyTorch's default ``nn.Linear`` init
-        (``scorer="mlp"`` only; data-independent, so it costs no privacy). Under heavy
-        noise a smaller start can help: the Yang et al. reproduction uses 0.5, chosen
-        on validation (docs/benchmarks.md).
+        (``scorer="mlp"`` only; data-independent, so it costs no privacy). On the Yang
+        et al. validation splits 0.5 gained up to 0.18 points at epsilon >= 0.5 and
+        lost up to 1.5 at epsilon = 0.1, so the reproduction keeps 1
+        (docs/benchmarks.md).
     solver : str or solver object, default="sgda"
         A registered solver name (see :data:`skdpminimax.solvers.SOLVERS`) or an
         object with ``calibrate`` and ``solve``. With ``scorer="mlp"`` the default
