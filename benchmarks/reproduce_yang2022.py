@@ -30,7 +30,8 @@ What differs from the paper, on purpose (see docs/benchmarks.md):
   training data (never the test split);
 * NSEG: multi-pass (batch 64, 15 epochs = 15 n gradient evaluations), Poisson
   sampling with the add/remove PLD accountant, the noise split between the blocks by
-  dimension as for DP-SGDA;
+  dimension as for DP-SGDA, and four times the update's noise on the extrapolation
+  releases (the paper's sigma is equal for both; T releases of each kind composed);
 * the non-private "Original" column runs with the paper's "Ori" settings (Table 4:
   its epochs and rates), linear DP-SGDA unclipped there as in the paper.
 
