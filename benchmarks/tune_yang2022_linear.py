@@ -7,14 +7,16 @@ candidate with keys ``dataset`` (default ``"mnist"``), ``method`` (``"sgda-linea
 ``"nseg"``), ``eps``, ``delta`` (default 1e-6), ``seeds`` (default ``[0, 1]``) and ``set``:
 module constants of the reproduction overridden for this candidate only, e.g.
 ``LINEAR_CLIP_FRACTION``, ``LINEAR_AVERAGE``, ``LINEAR_STEP_DAMPING_POWER``,
-``LINEAR_SCHEDULES``, ``LINEAR_DECAY_PEAK``. The fit is the reproduction's own cell
+``LINEAR_SCHEDULES``, ``LINEAR_DECAY_PEAK``, ``NSEG_EXTRAPOLATION_NOISE``,
+``POS_RATIO_BUDGET``. The fit is the reproduction's own cell
 (``run_cell``) on the fitting rows. Examples (numbers in docs/benchmarks.md; the image
 runs before ``-rng5`` had no per-data-set schedule, ``"LINEAR_SCHEDULES": {}``)::
 
     python benchmarks/tune_yang2022_linear.py \\
         '{"dataset": "mnist", "eps": 0.1, "set": {"LINEAR_SCHEDULES": {}}}' \\
         '{"dataset": "mnist", "eps": 0.1, "set": {"LINEAR_SCHEDULES": {}, "LINEAR_AVERAGE": "tail"}}' \\
-        '{"dataset": "mnist", "eps": 0.1, "set": {"LINEAR_DECAY_PEAK": 0.75}}'
+        '{"dataset": "mnist", "eps": 0.1, "set": {"LINEAR_DECAY_PEAK": 0.75}}' \\
+        '{"method": "nseg", "eps": 0.1, "set": {"NSEG_EXTRAPOLATION_NOISE": 1}}'
 """
 
 import json

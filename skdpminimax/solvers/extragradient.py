@@ -63,7 +63,8 @@ class NoisyExtragradient(PrivateSolver):
         Constant ``gamma``. ``"auto"`` is Corollary 1's
         ``D / (M sqrt(7 T (1 + d sigma^2 / M^2)))`` capped at Theorem 2's
         ``1 / (sqrt(3) L)`` (``D``: joint diameter, ``M``: joint clip norm, taken
-        as 0 for full batches, ``sigma``: noise std per coordinate of the mean,
+        as 0 for full batches, ``sigma``: noise std per coordinate of the mean, in
+        root mean square over the two releases when ``extrapolation_noise`` is not 1,
         ``L``: smoothness).
     sampler : {"without_replacement", "poisson"}, default="without_replacement"
         Multi pass only: batch sampling (replace-one, as in the paper, or
