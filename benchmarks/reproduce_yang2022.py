@@ -225,8 +225,9 @@ BATCH = 64
 # The update's noise accumulates in the iterate; the extrapolation's reaches it only
 # through gamma times the operator's change, so more of the budget goes to the update
 # (at 4 its multiplier drops by 26% at epsilon = 0.1, 9% at 1). Validation at epsilon =
-# 0.1 (2 seeds; ijcnn1 4), 1 / 4 / 8: MNIST 88.49 / 89.08 / 89.10, Fashion-MNIST 94.93 / 95.40 / 95.42, ijcnn1
-# 89.30 / 90.74; MNIST epsilon = 1: 91.23 / 91.41 (docs/benchmarks.md).
+# 0.1 (2 seeds; ijcnn1 4), 1 / 4 / 8: MNIST 88.49 / 89.08 / 89.10, Fashion-MNIST 94.93 /
+# 95.40 / 95.42, ijcnn1 89.30 / 90.74; MNIST epsilon = 1: 91.23 / 91.41
+# (docs/benchmarks.md).
 NSEG_EXTRAPOLATION_NOISE = 4.0
 # Share of epsilon spent on the private class ratio (the library's default). 1% / 0.2%
 # gained 0.05 at most on the images at epsilon = 0.1 (validation) and would leave
@@ -306,11 +307,11 @@ ORIGINAL_TAGS = {"nseg": "-ori", "sgda-linear": "-ori2", "sgda-mlp": "-ori"}
 
 
 def config_tag(method, epsilon=1.0, dataset=None):
-    family = MLP_TAG if method == "sgda-mlp" else LINEAR_TAG
+    key = (method, dataset)
+    tag = CELL_TAGS.get(key, MLP_TAG if method == "sgda-mlp" else LINEAR_TAG)
     if math.isinf(epsilon):
-        return CONFIG_TAG + CELL_TAGS.get((method, dataset), family) + ORIGINAL_TAGS[method]
-    tags = {**CELL_TAGS, **PRIVATE_CELL_TAGS}
-    return CONFIG_TAG + tags.get((method, dataset), family)
+        return CONFIG_TAG + tag + ORIGINAL_TAGS[method]
+    return CONFIG_TAG + PRIVATE_CELL_TAGS.get(key, tag)
 
 
 def load(dataset, data_dir, positive_classes=POSITIVE_CLASSES):

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from dp_accounting import rdp
 from scipy.optimize import brentq
-from scipy.stats import norm
 
+from privacy_reference import gdp_delta, gdp_mu
 from skdpminimax.privacy import (
     FullBatch,
     PoissonSampler,
@@ -18,11 +18,6 @@ from skdpminimax.privacy import (
     certified_epsilon,
     split_noise_multiplier,
 )
-
-
-def gdp_delta(epsilon, mu):
-    """delta(epsilon) of a mu-GDP mechanism (Dong, Roth & Su; Balle & Wang)."""
-    return norm.cdf(-epsilon / mu + mu / 2) - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2)
 
 
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 8.0])
@@ -45,7 +40,7 @@ def test_certified_epsilon_within_target(sampler, epsilon):
 def test_full_batch_matches_gaussian_composition_closed_form(epsilon):
     # T adaptive Gaussian releases with multiplier z are exactly mu-GDP, mu = sqrt(T)/z.
     T, delta = 50, 1e-6
-    mu = brentq(lambda m: gdp_delta(epsilon, m) - delta, 1e-6, 100)
+    mu = gdp_mu(epsilon, delta)
     z_exact = math.sqrt(T) / mu
     cal = calibrate_noise_multiplier(FullBatch(500), T, epsilon, delta)
     assert cal.noise_multiplier >= z_exact * (1 - 1e-9)

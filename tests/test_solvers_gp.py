@@ -10,6 +10,7 @@ from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV
 
 from objectives_for_tests import BilinearGame, StronglyMonotoneQuadratic, make_linear_data
+from privacy_reference import gdp_mu
 from skdpminimax import DPAUCMaximizer
 from skdpminimax.objectives.base import RegularizedObjective, SaddleData
 from skdpminimax.privacy import (
@@ -322,11 +323,6 @@ def test_grid_search_over_solvers(auc_data):
 
 
 # ---- NSEG with more noise on the extrapolation than on the update ----------------
-def _gdp_delta(epsilon, mu):
-    from scipy.stats import norm
-    return norm.cdf(-epsilon / mu + mu / 2) - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2)
-
-
 def test_extrapolation_noise_composes_each_kind_as_often_as_it_occurs():
     objective = StronglyMonotoneQuadratic(A, 2.0)
     budget = PrivacyBudget(1.0, 1e-6)
@@ -354,13 +350,11 @@ def test_extrapolation_noise_composes_each_kind_as_often_as_it_occurs():
 @pytest.mark.parametrize("ratio", [0.5, 3.0])
 def test_extrapolation_noise_full_batch_matches_gaussian_closed_form(ratio):
     # T releases at z and T at ratio * z are exactly mu-GDP, mu = sqrt(T (1 + ratio^-2)) / z.
-    from scipy.optimize import brentq
-
     objective = StronglyMonotoneQuadratic(A, 2.0)
     solver = NoisyExtragradient(mode="multi_pass", batch_size=None, n_iter=50,
                                 extrapolation_noise=ratio)
     cal = solver.calibrate(objective, 500, PrivacyBudget(1.0, 1e-6))
-    mu = brentq(lambda m: _gdp_delta(1.0, m) - 1e-6, 1e-6, 100)
+    mu = gdp_mu(1.0, 1e-6)
     z_exact = math.sqrt(50 * (1 + ratio**-2)) / mu
     assert z_exact * (1 - 1e-9) <= cal.noise_multiplier <= z_exact * 1.01
 

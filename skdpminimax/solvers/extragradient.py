@@ -231,8 +231,7 @@ class NoisyExtragradient(PrivateSolver):
             objective, data, sampler, calibration.block_noise_multipliers, *clips, rng
         )
         ratio = calibration.noise_ratios[0]
-        noiseless = not any(calibration.block_noise_multipliers)
-        extrapolation = update if ratio == 1.0 or noiseless else NoisyGradientOracle(
+        extrapolation = update if ratio == 1.0 or not update.noisy else NoisyGradientOracle(
             objective, data, sampler,
             tuple(ratio * z for z in calibration.block_noise_multipliers), *clips, rng,
         )
