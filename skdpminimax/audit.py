@@ -33,6 +33,8 @@ import numpy as np
 from scipy.stats import beta, norm
 from sklearn.base import clone, is_classifier
 
+from skdpminimax.privacy.gdp import gdp_epsilon
+
 __all__ = ["AuditResult", "audit_estimator", "epsilon_lower_bound"]
 
 # Relations whose name the estimators report in ``calibration_.neighboring_relation``.
@@ -138,25 +140,6 @@ def _cp_upper(k, n, alpha):
     with np.errstate(all="ignore"):
         out = beta.ppf(1.0 - alpha, k + 1, n - k)
     return np.where(k < n, out, 1.0)
-
-
-def _gdp_delta(epsilon, mu):
-    return norm.cdf(-epsilon / mu + mu / 2) - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2)
-
-
-def _gdp_epsilon(mu, delta):
-    """Smallest epsilon with mu-GDP => (epsilon, delta)-DP (Dong et al. 2022, Cor. 2.13)."""
-    if not mu > 0 or _gdp_delta(0.0, mu) <= delta:
-        return 0.0
-    if not math.isfinite(mu):
-        return math.inf
-    lo, hi = 0.0, 1.0
-    while _gdp_delta(hi, mu) > delta:
-        lo, hi = hi, 2 * hi
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if _gdp_delta(mid, mu) > delta else (lo, mid)
-    return hi
 
 
 def _tests(scores_in, scores_out, thresholds):
@@ -298,7 +281,7 @@ def epsilon_lower_bound(scores_in, scores_out, *, delta, confidence=0.95, n_sele
         true_negatives=int(n_out - fp),
         tpr_lower=tpr,
         fpr_upper=fpr,
-        epsilon_lower_bound_gdp=_gdp_epsilon(mu, delta),
+        epsilon_lower_bound_gdp=gdp_epsilon(mu, delta),
         mu_lower_bound=mu,
         neighboring_relation=neighboring_relation,
         scores_in=scores_in,

@@ -8,6 +8,7 @@ from skdpminimax.privacy.calibration import (
     certified_epsilon,
     split_noise_multiplier,
 )
+from skdpminimax.privacy.gdp import gdp_delta, gdp_epsilon
 from skdpminimax.privacy.ledger import LostLedgerError, PrepaidLedger
 from skdpminimax.privacy.mechanisms import clip_rows, clipped_sum, private_count
 from skdpminimax.privacy.samplers import (
@@ -27,6 +28,8 @@ __all__ = [
     "calibrate_noise_multiplier",
     "certified_epsilon",
     "split_noise_multiplier",
+    "gdp_delta",
+    "gdp_epsilon",
     "LostLedgerError",
     "PrepaidLedger",
     "clip_rows",

@@ -26,8 +26,9 @@ from dataclasses import asdict, dataclass
 import dp_accounting
 import numpy as np
 from dp_accounting import pld, rdp
-from scipy import optimize, stats
+from scipy import optimize
 
+from skdpminimax.privacy.gdp import gdp_delta
 from skdpminimax.privacy.samplers import make_sampler
 
 __all__ = [
@@ -186,9 +187,8 @@ def _gdp_guess(sampler, n_steps, epsilon, delta):
     k = sampler.releases_per_example(n_steps)
     q = sampler.sample_rate if k > 1 else 1.0
 
-    def delta_of(mu):  # the delta of mu-GDP at epsilon (second term in logs: no overflow)
-        return (stats.norm.cdf(-epsilon / mu + mu / 2)
-                - math.exp(epsilon + stats.norm.logcdf(-epsilon / mu - mu / 2)))
+    def delta_of(mu):
+        return gdp_delta(epsilon, mu)
 
     hi = 1.0
     while delta_of(hi) < delta and hi < 1e3:

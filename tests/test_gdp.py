@@ -1,0 +1,48 @@
+"""The library's Gaussian-DP curve (skdpminimax.privacy.gdp) against independent references."""
+
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+from dp_accounting import pld
+
+from privacy_reference import gdp_delta as reference_delta
+from skdpminimax.privacy.gdp import gdp_delta, gdp_epsilon
+
+
+def _pld_epsilon_of_one_gaussian(mu, delta, interval):
+    # One Gaussian release of sensitivity 1 and std 1 / mu is exactly mu-GDP.
+    accountant = pld.PLDAccountant(value_discretization_interval=interval)
+    accountant.compose(dp_accounting.GaussianDpEvent(1.0 / mu))
+    return accountant.get_epsilon(delta)
+
+
+@pytest.mark.parametrize("mu", [0.03, 0.5, 1.0, 3.0, 10.0])
+@pytest.mark.parametrize("epsilon", [0.0, 0.1, 1.0, 5.0])
+def test_delta_matches_the_closed_form(mu, epsilon):
+    assert gdp_delta(epsilon, mu) == pytest.approx(reference_delta(epsilon, mu), rel=1e-9, abs=1e-15)
+
+
+@pytest.mark.parametrize("mu, delta, interval",
+                         [(0.05, 1e-5, 1e-5), (0.5, 1e-6, 1e-4), (2.0, 1e-5, 1e-3), (8.0, 1e-8, 1e-2)])
+def test_epsilon_matches_the_accountant(mu, delta, interval):
+    epsilon = gdp_epsilon(mu, delta)
+    assert gdp_delta(epsilon, mu) <= delta
+    assert gdp_delta(epsilon * (1 - 1e-6), mu) > delta
+    assert epsilon == pytest.approx(_pld_epsilon_of_one_gaussian(mu, delta, interval), rel=2e-3)
+
+
+def test_large_mu_does_not_overflow():
+    # exp(epsilon) alone overflows past epsilon ~ 709; the log-space form does not.
+    epsilon = gdp_epsilon(40.0, 1e-8)
+    assert 709 < epsilon < math.inf
+    assert gdp_delta(epsilon, 40.0) <= 1e-8
+    assert epsilon == pytest.approx(_pld_epsilon_of_one_gaussian(40.0, 1e-8, 0.5), rel=2e-3)
+
+
+def test_edge_cases():
+    assert gdp_epsilon(0.0, 1e-5) == 0.0
+    assert gdp_epsilon(1e-4, 0.5) == 0.0  # delta above the curve's value at 0
+    assert gdp_epsilon(math.inf, 1e-5) == math.inf
+    assert np.isfinite(gdp_delta(1e3, 1.0)) and gdp_delta(1e3, 1.0) >= 0.0
