@@ -3,22 +3,25 @@
 Data that ship with scikit-learn (breast cancer; digits 0-4 against 5-9) and two
 ``make_classification`` problems (50 and 300 features), standardised (non-private: a
 diagnosis of the solver, not a private pipeline), 70/30 stratified split, class ratio
-declared public, ``data_norm = 2 sqrt(d)``, ``delta = 1e-5``; test ROC AUC %, mean over
-seeds. Candidates (``L`` the objective's certified smoothness, ``E = d (z_w / 64)^2``
-a step's primal noise energy, both data-free):
+declared public, ``data_norm = 2 sqrt(d)``, ``delta = 1e-5``; with ``--data-dir`` (or
+``SKDPMINIMAX_DATA``) also ijcnn1 (the reproduction's split, ``data_norm = 2``).
+Test ROC AUC %, mean over seeds. Candidates (``L`` the objective's certified
+smoothness, ``E = d (z_w / 64)^2`` a step's primal noise energy, both data-free):
 
 - ``default``: ``NoisySGDA()`` (clip 1, step ``1 / L``);
 - ``clip/2, 4/L``: clip ``data_norm / 2``, step ``4 / L``;
 - ``... /(1+E)^k``: the step divided by ``(1 + E)^k``;
-- ``clip/2/(1+E)^j``: the clip divided by ``(1 + E)^j``.
+- ``clip/2/(1+E)^j``: the clip divided by ``(1 + E)^j``;
+- ``clip 1, 64/L/(1+E)^2``: the default clip with a larger, damped step.
 
 ``ceiling``: the exact square-loss AUC minimiser (a ridge of 1e-3), without privacy.
 
-    python benchmarks/auc_defaults.py --epsilons 0.1 1 10 inf --seeds 3
+    python benchmarks/auc_defaults.py --epsilons 0.1 0.5 1 10 inf --seeds 3 --data-dir ../shared/data
 """
 
 import argparse
 import math
+import os
 import time
 import warnings
 
@@ -29,21 +32,37 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
 from skdpminimax import DPAUCMaximizer
+from skdpminimax.datasets import load_ijcnn1
+from skdpminimax.privacy import PrivacyBudget
 from skdpminimax.solvers import NoisySGDA
 
-# name: None (the default solver) or (j, k): clip data_norm / 2 / (1 + E)^j, step 4 / L / (1 + E)^k
+# name: None (the default solver) or (clip, c, j, k): clip (a fraction of data_norm, or
+# "one" for 1) divided by (1 + E)^j, step c / L / (1 + E)^k
 CANDIDATES = {
     "default": None,
-    "clip/2, 4/L": (0.0, 0.0),
-    "clip/2, 4/L/(1+E)": (0.0, 1.0),
-    "clip/2, 4/L/(1+E)^2": (0.0, 2.0),
-    "clip/2/(1+E)^0.5, 4/L": (0.5, 0.0),
-    "clip/2/(1+E), 4/L": (1.0, 0.0),
-    "clip/2/(1+E)^0.5, 4/L/(1+E)^0.5": (0.5, 0.5),
+    "clip/2, 4/L": (0.5, 4.0, 0.0, 0.0),
+    "clip/2, 4/L/(1+E)": (0.5, 4.0, 0.0, 1.0),
+    "clip/2, 4/L/(1+E)^2": (0.5, 4.0, 0.0, 2.0),
+    "clip/2/(1+E)^0.5, 4/L": (0.5, 4.0, 0.5, 0.0),
+    "clip/2/(1+E), 4/L": (0.5, 4.0, 1.0, 0.0),
+    "clip/2/(1+E)^0.5, 4/L/(1+E)^0.5": (0.5, 4.0, 0.5, 0.5),
+    "clip 1, 64/L/(1+E)^2": ("one", 64.0, 0.0, 2.0),
 }
 
 
-def datasets():
+def datasets(data_dir=None):
+    """(name, X_train, X_test, y_train, y_test, data_norm)."""
+    for name, X, y in _sklearn_datasets():
+        X_train, X_test, y_train, y_test = train_test_split(
+            X, y, test_size=0.3, random_state=0, stratify=y)
+        scaler = StandardScaler().fit(X_train)
+        yield (name, scaler.transform(X_train), scaler.transform(X_test), y_train, y_test,
+               2.0 * math.sqrt(X.shape[1]))
+    if data_dir:
+        yield ("ijcnn1", *load_ijcnn1(data_dir), 2.0)
+
+
+def _sklearn_datasets():
     X, y = load_breast_cancer(return_X_y=True)
     yield "breast cancer", X, y
     X, y = load_digits(return_X_y=True)
@@ -62,26 +81,29 @@ def ceiling(X_train, y_train, X_test, y_test):
     return 100.0 * roc_auc_score(y_test, X_test @ w)
 
 
-def fit_auc(X_train, y_train, X_test, y_test, epsilon, seed, powers):
-    data_norm = 2.0 * math.sqrt(X_train.shape[1])
-
+def fit_auc(X_train, y_train, X_test, y_test, data_norm, epsilon, seed, candidate):
     def model(solver):
         return DPAUCMaximizer(epsilon=epsilon, delta=1e-5, data_norm=data_norm,
                               pos_ratio=float(y_train.mean()), solver=solver,
                               random_state=seed)
 
-    if powers is None:
+    if candidate is None:
         solver = NoisySGDA()
     else:
-        clip = data_norm / 2.0
-        # A probe fit gives the public constants (L, z_w); neither reads the data's values.
-        probe = model(NoisySGDA(clip_w=clip)).fit(X_train, y_train)
-        step = 4.0 / probe.objective_.smoothness()
+        clip_rule, c, j, k = candidate
+        clip = 1.0 if clip_rule == "one" else clip_rule * data_norm
+        # A one-step probe gives the public constants L and d (no data values); the
+        # calibration of the real run gives z_w (data-free).
+        probe = model(NoisySGDA(n_iter=1)).fit(X_train, y_train)
+        objective = probe.objective_
+        step = c / objective.smoothness()
         if math.isfinite(epsilon):
-            z_w = probe.calibration_.block_noise_multipliers[0]
-            energy = probe.objective_.n_primal * (z_w / 64.0) ** 2
-            clip /= (1.0 + energy) ** powers[0]
-            step /= (1.0 + energy) ** powers[1]
+            budget = PrivacyBudget(epsilon, 1e-5)
+            z_w = NoisySGDA(clip_w=clip).calibrate(
+                objective, X_train.shape[0], budget).block_noise_multipliers[0]
+            energy = objective.n_primal * (z_w / 64.0) ** 2
+            clip /= (1.0 + energy) ** j
+            step /= (1.0 + energy) ** k
         solver = NoisySGDA(clip_w=clip, step_size=step)
     fitted = model(solver).fit(X_train, y_train)
     return 100.0 * roc_auc_score(y_test, fitted.decision_function(X_test))
@@ -91,21 +113,20 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.1, 1.0, 10.0, math.inf])
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--data-dir", default=os.environ.get("SKDPMINIMAX_DATA") or None,
+                        help="adds ijcnn1 (default: $SKDPMINIMAX_DATA; none: skipped)")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")  # PrivacyLeakWarning etc.: a diagnosis, not a release
     start = time.perf_counter()
     print("| data set | epsilon | ceiling | " + " | ".join(CANDIDATES) + " |")
     print("|---|---|---|" + "---|" * len(CANDIDATES))
-    for name, X, y in datasets():
-        X_train, X_test, y_train, y_test = train_test_split(
-            X, y, test_size=0.3, random_state=0, stratify=y)
-        scaler = StandardScaler().fit(X_train)
-        X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
+    for name, X_train, X_test, y_train, y_test, data_norm in datasets(args.data_dir):
         top = ceiling(X_train, y_train, X_test, y_test)
         for epsilon in args.epsilons:
-            means = [np.mean([fit_auc(X_train, y_train, X_test, y_test, epsilon, seed, powers)
+            means = [np.mean([fit_auc(X_train, y_train, X_test, y_test, data_norm, epsilon,
+                                      seed, candidate)
                               for seed in range(args.seeds)])
-                     for powers in CANDIDATES.values()]
+                     for candidate in CANDIDATES.values()]
             print(f"| {name} | {epsilon:g} | {top:.2f} | "
                   + " | ".join(f"{m:.2f}" for m in means) + " |", flush=True)
     print(f"\n{time.perf_counter() - start:.0f} s")
