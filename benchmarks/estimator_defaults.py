@@ -15,6 +15,7 @@ mean test score over seeds:
   ``LinearRegression``.
 
     python benchmarks/estimator_defaults.py --epsilons 1 10 inf --seeds 3
+    python benchmarks/estimator_defaults.py --step-size 1.0   # the defaults, but this step
 """
 
 import argparse
@@ -94,6 +95,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 10.0, math.inf])
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--step-size", type=float, default=None,
+                        help="replace the default solver's step 'auto' by this value")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")  # PrivacyLeakWarning etc.: a diagnosis, not a release
     start = time.perf_counter()
@@ -111,6 +114,10 @@ def main():
             scores = []
             for seed in range(args.seeds):
                 model = make(epsilon, seed, data_norm, y_train)
+                if args.step_size is not None:
+                    # the estimator's own default solver, with only the step replaced
+                    model.set_params(solver=model._resolve_solver().set_params(
+                        step_size=args.step_size))
                 kwargs = {} if groups is None else {"sensitive_features": groups(X_train)}
                 model.fit(X_train, y_train, **kwargs)
                 scores.append(score(model, X_test, y_test))
