@@ -14,6 +14,7 @@ import pytest
 from sklearn.base import ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 
+from privacy_reference import gdp_mu
 from skdpminimax import DPAUCMaximizer
 from skdpminimax.audit import audit_estimator, epsilon_lower_bound
 from skdpminimax.base import DPMinimaxEstimator
@@ -142,13 +143,7 @@ class BilinearRelease(ClassifierMixin, DPMinimaxEstimator):
 def test_bound_on_gaussian_samples_is_below_the_gaussian_epsilon():
     """Scores of an exact Gaussian mechanism at (EPSILON, DELTA) never give a bound
     above EPSILON; a mechanism with twice the signal does."""
-    from scipy.optimize import brentq
-    from scipy.stats import norm
-
-    def delta_of(e, mu):
-        return norm.cdf(-e / mu + mu / 2) - np.exp(e) * norm.cdf(-e / mu - mu / 2)
-
-    mu = brentq(lambda m: delta_of(EPSILON, m) - DELTA, 1e-3, 20)
+    mu = gdp_mu(EPSILON, DELTA)
     rng = np.random.default_rng(0)
     for _ in range(5):
         fair = epsilon_lower_bound(rng.normal(mu, 1, 2000), rng.normal(0, 1, 2000),
@@ -378,3 +373,21 @@ def test_size_is_not_an_oracle_under_add_remove(runs):
     result = audit_estimator(est, epsilon=1.0, n_runs=runs(100), X=X, y=y,
                              random_state=0, neighboring="add-remove")
     assert not result.violates_claim
+
+
+# ---- NSEG multi-pass: two releases an iteration, the extrapolation with r x the noise ---
+def test_nseg_extrapolation_noise_passes(runs):
+    """Full-batch NSEG with ``extrapolation_noise=4``: the accountant composes T
+    releases of each kind in closed form (a Gaussian transcript), so the GDP bound
+    applies. The released average of the extrapolated points carries about half of the
+    transcript's information here, so the attack reaches about half the claim."""
+    solver = NoisyExtragradient(mode="multi_pass", batch_size=None, n_iter=8, step_size=1.0,
+                                clip_w=1.0, clip_v=1.0, noise_allocation="equal",
+                                extrapolation_noise=4.0)
+    model = BilinearRelease(solver=solver, epsilon=EPSILON, delta=DELTA, data_norm=2.0)
+    result = audit_estimator(model, epsilon=EPSILON, delta=DELTA, n_runs=runs(2000),
+                             selection_fraction=0.25, statistic="params", random_state=20)
+    assert result.neighboring_relation == "replace-one"
+    assert result.epsilon_lower_bound <= EPSILON
+    assert result.epsilon_lower_bound_gdp <= EPSILON
+    assert result.epsilon_lower_bound_gdp > 0.25 * EPSILON  # the attack is not vacuous
