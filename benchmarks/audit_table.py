@@ -32,6 +32,8 @@ def rows():
             solver=T.NoisySGDA(**T.gda(noise_allocation="equal")), **bilinear), 2000, 6, params),
         ("output_perturbation", T.op(), 500, 11, quarter),
         ("nseg (single pass, 1 iteration)", T.auc(nseg), 500, 13, quarter),
+        ("nseg multi-pass, extrapolation noise 4", T.nseg_extrapolation_release(), 2000, 20,
+         params),
         ("BROKEN no noise", T.auc(T.NoNoiseSGDA(**T.gda())), 100, 3, {}),
         ("BROKEN no clipping", T.auc(T.UnclippedSGDA(**T.gda(clip_w=None, clip_v=None)))
          .set_params(data_norm=4.0), 400, 4, {}),

@@ -376,17 +376,22 @@ def test_size_is_not_an_oracle_under_add_remove(runs):
 
 
 # ---- NSEG multi-pass: two releases an iteration, the extrapolation with r x the noise ---
-def test_nseg_extrapolation_noise_passes(runs):
-    """Full-batch NSEG with ``extrapolation_noise=4``: the accountant composes T
-    releases of each kind in closed form (a Gaussian transcript), so the GDP bound
-    applies. The released average of the extrapolated points carries about half of the
-    transcript's information here, so the attack reaches about half the claim."""
+def nseg_extrapolation_release():
+    """Full-batch NSEG, 8 iterations, ``extrapolation_noise=4``, on the two-block release."""
     solver = NoisyExtragradient(mode="multi_pass", batch_size=None, n_iter=8, step_size=1.0,
                                 clip_w=1.0, clip_v=1.0, noise_allocation="equal",
                                 extrapolation_noise=4.0)
-    model = BilinearRelease(solver=solver, epsilon=EPSILON, delta=DELTA, data_norm=2.0)
-    result = audit_estimator(model, epsilon=EPSILON, delta=DELTA, n_runs=runs(2000),
-                             selection_fraction=0.25, statistic="params", random_state=20)
+    return BilinearRelease(solver=solver, epsilon=EPSILON, delta=DELTA, data_norm=2.0)
+
+
+def test_nseg_extrapolation_noise_passes(runs):
+    """The accountant composes T releases of each kind (a Gaussian transcript under
+    full batches), so the GDP bound applies. The released average of the extrapolated
+    points carries about half of the transcript's information here, so the attack
+    reaches about half the claim."""
+    result = audit_estimator(nseg_extrapolation_release(), epsilon=EPSILON, delta=DELTA,
+                             n_runs=runs(2000), selection_fraction=0.25,
+                             statistic="params", random_state=20)
     assert result.neighboring_relation == "replace-one"
     assert result.epsilon_lower_bound <= EPSILON
     assert result.epsilon_lower_bound_gdp <= EPSILON
