@@ -149,6 +149,15 @@ class SquareLossAUC(SaddleObjective):
             self.l2_reg, 2.0 * self.p * (1.0 - self.p)
         )
 
+    def typical_solution_norm(self):
+        # The square loss fits score gaps to 1, so scores of a few units (here up to
+        # 5) on rows of about half the public bound: ||w|| ~ 10 / data_norm. The exact
+        # minimisers of five benchmark sets have ||w|| data_norm / 2 of 3 to 9
+        # (docs/benchmarks.md). No guess for the MLP's weights.
+        if not isinstance(self.scorer, LinearScorer) or not self.data_norm > 0:
+            return None
+        return 10.0 / self.data_norm
+
     def strong_convexity(self):
         # The MLP's scores are not linear in its weights: the objective is nonconvex
         # in w (-inf: no convexity to rely on); concave in the dual for any scorer.

@@ -110,6 +110,15 @@ class SaddleObjective(ABC):
         """
         return self.lipschitz()
 
+    def typical_solution_norm(self):
+        """A public guess of the primal solution's norm, or ``None`` (the default).
+
+        What :class:`~skdpminimax.solvers.NoisySGDA`'s ``step_size="scaled"`` reads
+        to size its steps; from public constants only. ``None``: no guess, and the
+        solver keeps its ``"auto"`` step.
+        """
+        return None
+
     def prepare(self, data):
         """Return ``data`` with per-example constants precomputed (default: unchanged).
 
@@ -207,6 +216,9 @@ class RegularizedObjective(SaddleObjective):
 
     def typical_grad_norms(self):
         return self.base.typical_grad_norms()
+
+    def typical_solution_norm(self):
+        return self.base.typical_solution_norm()
 
     def reg_value(self, w, v):
         dw, dv = w - self.center_w, v - self.center_v

@@ -41,9 +41,17 @@ class NoisySGDA(PrivateSolver):
         (for full batch, ``ceil(n_epochs)``). Ignored when ``n_iter`` is set.
     n_iter : int or None, default=None
         Number of steps, fixed in advance (the noise depends on it).
-    step_size : float or "auto", default="auto"
+    step_size : float, "auto" or "scaled", default="auto"
         Primal step size ``eta^w``; ``"auto"`` uses ``1 / L`` with ``L`` the
-        objective's smoothness bound (0.1 when it is unknown).
+        objective's smoothness bound (0.1 when it is unknown): safe, but slow where
+        the certified ``L`` is far above the curvature met. ``"scaled"`` uses
+        ``max(auto, D / (C_w sqrt(T)) / (1 + E)^2)``: the convex step for a solution
+        of norm ``D`` (the objective's public ``typical_solution_norm()``; ``"auto"``
+        when it has none), ``C_w`` the primal clip, ``T`` the steps and
+        ``E = d_w (z_w s / m)^2`` a step's primal noise energy relative to the clip.
+        It is never below ``"auto"`` and falls back to it as the noise grows; meant
+        for an averaged iterate (its larger constant step leaves more sampling noise
+        in the last one). All of it is data-free: no privacy cost.
     dual_step_size : float or None, default=None
         Dual step size ``eta^v``; ``None`` uses ``step_size``.
     schedule : {"constant", "inverse_sqrt", "linear", "strongly_convex"}, default="constant"
@@ -98,7 +106,8 @@ class NoisySGDA(PrivateSolver):
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "n_epochs": [Interval(Real, 0, None, closed="neither")],
         "n_iter": [Interval(Integral, 1, None, closed="left"), None],
-        "step_size": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "step_size": [Interval(Real, 0, None, closed="neither"),
+                      StrOptions({"auto", "scaled"})],
         "dual_step_size": [Interval(Real, 0, None, closed="neither"), None],
         "schedule": [StrOptions({"constant", "inverse_sqrt", "linear", "strongly_convex"})],
         "average": [StrOptions({"uniform", "tail", "last"})],
@@ -175,11 +184,20 @@ class NoisySGDA(PrivateSolver):
             if reason is not None:
                 raise ValueError(f"backend='numba' is unavailable: {reason}.")
 
-    def _step_sizes(self, objective):
+    def _step_sizes(self, objective, calibration, sampler, clip_w):
         eta = self.step_size
-        if eta == "auto":
+        if eta in ("auto", "scaled"):
             smooth = objective.smoothness()
-            eta = 1.0 / smooth if np.isfinite(smooth) else 0.1
+            auto = 1.0 / smooth if np.isfinite(smooth) else 0.1
+            scale = objective.typical_solution_norm() if eta == "scaled" else None
+            eta = auto
+            if scale is not None and np.isfinite(clip_w):
+                # d_w (noise std of the mean / clip)^2, as NSEG's "auto" step reads it
+                z_w = (calibration.block_noise_multipliers or (0.0,))[0]
+                energy = objective.n_primal * (z_w * sampler.sensitivity_factor
+                                               / sampler.normalizer) ** 2
+                eta = max(auto, scale / (clip_w * np.sqrt(calibration.n_steps))
+                          / (1.0 + energy) ** 2)
         eta_v = eta if self.dual_step_size is None else self.dual_step_size
         return float(eta), float(eta_v)
 
@@ -232,7 +250,8 @@ class NoisySGDA(PrivateSolver):
             objective, data, sampler, calibration.block_noise_multipliers, clip_w, clip_v, rng
         )
         n_steps = calibration.n_steps
-        etas_w, etas_v = self._schedule(objective, *self._step_sizes(objective), n_steps)
+        etas_w, etas_v = self._schedule(
+            objective, *self._step_sizes(objective, calibration, sampler, clip_w), n_steps)
 
         w, v = initial_point(objective, rng, init)
         first_averaged = {"uniform": 0, "tail": n_steps // 2, "last": n_steps}[self.average]
