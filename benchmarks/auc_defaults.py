@@ -4,7 +4,8 @@ Data that ship with scikit-learn (breast cancer; digits 0-4 against 5-9) and two
 ``make_classification`` problems (50 and 300 features), standardised (non-private: a
 diagnosis of the solver, not a private pipeline), 70/30 stratified split, class ratio
 declared public, ``data_norm = 2 sqrt(d)``, ``delta = 1e-5``; with ``--data-dir`` (or
-``SKDPMINIMAX_DATA``) also ijcnn1 (the reproduction's split, ``data_norm = 2``).
+``SKDPMINIMAX_DATA``) also the reproduction's tasks: ijcnn1 (``data_norm = 2``), MNIST and
+Fashion-MNIST (classes 0-4 against 5-9, ``data_norm = 40``).
 Test ROC AUC %, mean over seeds. Candidates (``L`` the objective's certified
 smoothness, ``E = d (z_w / 64)^2`` a step's primal noise energy, both data-free):
 
@@ -22,6 +23,7 @@ smoothness, ``E = d (z_w / 64)^2`` a step's primal noise energy, both data-free)
 ``ceiling``: the exact square-loss AUC minimiser (a ridge of 1e-3), without privacy.
 
     python benchmarks/auc_defaults.py --epsilons 0.1 0.5 1 10 inf --seeds 3 --data-dir ../shared/data
+    python benchmarks/auc_defaults.py --datasets mnist fashion-mnist --candidates default scaled
 """
 
 import argparse
@@ -37,7 +39,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
 from skdpminimax import DPAUCMaximizer
-from skdpminimax.datasets import load_ijcnn1
+from skdpminimax.datasets import load_ijcnn1, load_mnist_binary
 from skdpminimax.privacy import PrivacyBudget
 from skdpminimax.solvers import NoisySGDA
 
@@ -67,6 +69,8 @@ def datasets(data_dir=None):
                2.0 * math.sqrt(X.shape[1]))
     if data_dir:
         yield ("ijcnn1", *load_ijcnn1(data_dir), 2.0)
+        for name in ("mnist", "fashion-mnist"):  # the reproduction's tasks and row bound
+            yield (name, *load_mnist_binary(data_dir, name, positive_classes=(0, 1, 2, 3, 4)), 40.0)
 
 
 def _sklearn_datasets():
@@ -124,19 +128,28 @@ def main():
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.1, 1.0, 10.0, math.inf])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--data-dir", default=os.environ.get("SKDPMINIMAX_DATA") or None,
-                        help="adds ijcnn1 (default: $SKDPMINIMAX_DATA; none: skipped)")
+                        help="adds ijcnn1, MNIST and Fashion-MNIST (default: "
+                             "$SKDPMINIMAX_DATA; none: skipped)")
+    parser.add_argument("--candidates", nargs="+", default=list(CANDIDATES),
+                        choices=list(CANDIDATES), metavar="NAME",
+                        help="the columns to run (default: all)")
+    parser.add_argument("--datasets", nargs="+", default=None,
+                        help="only these data sets (names as printed)")
     args = parser.parse_args()
+    candidates = {name: CANDIDATES[name] for name in args.candidates}
     warnings.filterwarnings("ignore")  # PrivacyLeakWarning etc.: a diagnosis, not a release
     start = time.perf_counter()
-    print("| data set | epsilon | ceiling | " + " | ".join(CANDIDATES) + " |")
-    print("|---|---|---|" + "---|" * len(CANDIDATES))
+    print("| data set | epsilon | ceiling | " + " | ".join(candidates) + " |")
+    print("|---|---|---|" + "---|" * len(candidates))
     for name, X_train, X_test, y_train, y_test, data_norm in datasets(args.data_dir):
+        if args.datasets and name not in args.datasets:
+            continue
         top = ceiling(X_train, y_train, X_test, y_test)
         for epsilon in args.epsilons:
             means = [np.mean([fit_auc(X_train, y_train, X_test, y_test, data_norm, epsilon,
                                       seed, candidate)
                               for seed in range(args.seeds)])
-                     for candidate in CANDIDATES.values()]
+                     for candidate in candidates.values()]
             print(f"| {name} | {epsilon:g} | {top:.2f} | "
                   + " | ".join(f"{m:.2f}" for m in means) + " |", flush=True)
     print(f"\n{time.perf_counter() - start:.0f} s")
