@@ -35,13 +35,13 @@ import warnings
 import numpy as np
 from sklearn.datasets import load_breast_cancer, load_digits, make_classification
 from sklearn.metrics import roc_auc_score
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
 
 from skdpminimax import DPAUCMaximizer
 from skdpminimax.datasets import load_ijcnn1, load_mnist_binary
 from skdpminimax.privacy import PrivacyBudget
 from skdpminimax.solvers import NoisySGDA
+
+from estimator_defaults import _split  # a sibling script in benchmarks/
 
 # name: None (the default solver), "scaled" (NoisySGDA(step_size="scaled")) or
 # (clip, c, j, k): clip (a fraction of data_norm, or "one" for 1) divided by (1 + E)^j,
@@ -62,11 +62,8 @@ CANDIDATES = {
 def datasets(data_dir=None):
     """(name, X_train, X_test, y_train, y_test, data_norm)."""
     for name, X, y in _sklearn_datasets():
-        X_train, X_test, y_train, y_test = train_test_split(
-            X, y, test_size=0.3, random_state=0, stratify=y)
-        scaler = StandardScaler().fit(X_train)
-        yield (name, scaler.transform(X_train), scaler.transform(X_test), y_train, y_test,
-               2.0 * math.sqrt(X.shape[1]))
+        # estimator_defaults' split and scaling; the row bound here is 2 sqrt(d)
+        yield (name, *_split(X, y)[:4], 2.0 * math.sqrt(X.shape[1]))
     if data_dir:
         yield ("ijcnn1", *load_ijcnn1(data_dir), 2.0)
         for name in ("mnist", "fashion-mnist"):  # the reproduction's tasks and row bound

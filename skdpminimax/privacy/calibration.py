@@ -187,15 +187,12 @@ def _gdp_guess(sampler, n_steps, epsilon, delta):
     k = sampler.releases_per_example(n_steps)
     q = sampler.sample_rate if k > 1 else 1.0
 
-    def delta_of(mu):
-        return gdp_delta(epsilon, mu)
-
     hi = 1.0
-    while delta_of(hi) < delta and hi < 1e3:
+    while gdp_delta(epsilon, hi) < delta and hi < 1e3:
         hi *= 2.0
-    if delta_of(hi) < delta:
+    if gdp_delta(epsilon, hi) < delta:
         return 1.0
-    mu = optimize.brentq(lambda m: delta_of(m) - delta, 1e-12, hi)
+    mu = optimize.brentq(lambda m: gdp_delta(epsilon, m) - delta, 1e-12, hi)
     if q >= 1.0:
         return math.sqrt(k) / mu  # k Gaussian releases: exactly sqrt(k)/z-GDP
     return 1.0 / math.sqrt(math.log1p(mu * mu / (q * q * k)))

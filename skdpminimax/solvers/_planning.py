@@ -12,7 +12,16 @@ import numpy as np
 from skdpminimax.privacy.calibration import calibrate_noise_multiplier, split_noise_multiplier
 from skdpminimax.solvers.oracle import noise_shares, resolve_clip_norms
 
-__all__ = ["calibrate_gradient_blocks", "initial_point", "operator_lipschitz"]
+__all__ = ["calibrate_gradient_blocks", "initial_point", "noise_energy", "operator_lipschitz"]
+
+
+def noise_energy(dim, noise_multiplier, clip, sampler):
+    """``dim * sigma^2``: the squared norm of one release's noise on the *mean* gradient
+    of a block of dimension ``dim``, whose per-coordinate std is ``z s C / m`` (``s``
+    the sampler's sensitivity factor, ``m`` its normalizer). With ``clip=1`` it is the
+    energy relative to the clipped gradient. Public: no data."""
+    return dim * (noise_multiplier * sampler.sensitivity_factor * clip
+                  / sampler.normalizer) ** 2
 
 
 def calibrate_gradient_blocks(objective, sampler, n_releases, budget, accounting,

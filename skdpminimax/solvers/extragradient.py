@@ -17,6 +17,7 @@ from skdpminimax.privacy.samplers import make_sampler
 from skdpminimax.solvers._planning import (
     calibrate_gradient_blocks,
     initial_point,
+    noise_energy,
     operator_lipschitz,
 )
 from skdpminimax.solvers.base import PrivateSolver, SolverResult
@@ -209,15 +210,15 @@ class NoisyExtragradient(PrivateSolver):
         # averaged over the two releases of an iteration.
         dims = (objective.n_primal, objective.n_dual)
         mean_ratio_sq = np.mean(np.square(calibration.noise_ratios))
-        noise_energy = mean_ratio_sq * sum(
-            d * (z * sampler.sensitivity_factor * c / sampler.normalizer) ** 2
+        energy = mean_ratio_sq * sum(
+            noise_energy(d, z, c, sampler)
             for d, z, c in zip(dims, calibration.block_noise_multipliers, clips)
         )
         # The M^2 term of Theorem 2 comes from sampling; full-batch noiseless EG has none.
         m2 = 0.0 if sampler.name == "full" else clips[0] ** 2 + clips[1] ** 2
-        if m2 + noise_energy == 0:
+        if m2 + energy == 0:
             return cap
-        return min(cap, diameter / math.sqrt(7.0 * n_iter * (m2 + noise_energy)))
+        return min(cap, diameter / math.sqrt(7.0 * n_iter * (m2 + energy)))
 
     # ---- the algorithm -------------------------------------------------------
     def solve(self, objective, data, budget, rng, *, init=None):

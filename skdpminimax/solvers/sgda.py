@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from skdpminimax._compiled import sgda_kernel, sgda_kernel_unavailable
 from skdpminimax.privacy.samplers import make_sampler
-from skdpminimax.solvers._planning import calibrate_gradient_blocks, initial_point
+from skdpminimax.solvers._planning import calibrate_gradient_blocks, initial_point, noise_energy
 from skdpminimax.solvers.base import PrivateSolver, SolverResult
 from skdpminimax.solvers.oracle import NoisyGradientOracle, resolve_clip_norms
 
@@ -192,10 +192,8 @@ class NoisySGDA(PrivateSolver):
             scale = objective.typical_solution_norm() if eta == "scaled" else None
             eta = auto
             if scale is not None and np.isfinite(clip_w):
-                # d_w (noise std of the mean / clip)^2, as NSEG's "auto" step reads it
                 z_w = (calibration.block_noise_multipliers or (0.0,))[0]
-                energy = objective.n_primal * (z_w * sampler.sensitivity_factor
-                                               / sampler.normalizer) ** 2
+                energy = noise_energy(objective.n_primal, z_w, 1.0, sampler)  # per clip^2
                 eta = max(auto, scale / (clip_w * np.sqrt(calibration.n_steps))
                           / (1.0 + energy) ** 2)
         eta_v = eta if self.dual_step_size is None else self.dual_step_size
