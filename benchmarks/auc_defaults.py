@@ -1,4 +1,4 @@
-"""How far the linear DPAUCMaximizer's default solver settings are from better ones.
+"""The linear DPAUCMaximizer's step and clip rules compared (what chose its default).
 
 Data that ship with scikit-learn (breast cancer; digits 0-4 against 5-9) and two
 ``make_classification`` problems (50 and 300 features), standardised (non-private: a
@@ -9,21 +9,22 @@ Fashion-MNIST (classes 0-4 against 5-9, ``data_norm = 40``).
 Test ROC AUC %, mean over seeds. Candidates (``L`` the objective's certified
 smoothness, ``E = d (z_w / 64)^2`` a step's primal noise energy, both data-free):
 
-- ``default``: ``NoisySGDA()`` (clip 1, step ``1 / L``);
+- ``auto``: ``NoisySGDA()`` (clip 1, step ``1 / L``; the estimator's default until
+  ``scaled`` replaced it);
 - ``clip/2, 4/L``: clip ``data_norm / 2``, step ``4 / L``;
 - ``... /(1+E)^k``: the step divided by ``(1 + E)^k``;
 - ``clip/2/(1+E)^j``: the clip divided by ``(1 + E)^j``;
 - ``clip 1, 64/L/(1+E)^2``: the default clip with a larger, damped step;
-- ``scaled``: ``NoisySGDA(step_size="scaled")``, the default clip with step
+- ``scaled``: ``NoisySGDA(step_size="scaled")`` (the estimator's default), clip 1 and step
   ``max(1/L, D / sqrt(T) / (1+E)^2)`` (clip 1), ``T`` the number of steps: the convex step
   ``D / (C sqrt(T))`` for a solution of norm ``D = 10 / data_norm`` (the objective's
   ``typical_solution_norm``; the exact minimisers here have ``||w|| data_norm / 2`` of 3
-  to 9), damped by the noise, never below the default.
+  to 9), damped by the noise, never below ``auto``.
 
 ``ceiling``: the exact square-loss AUC minimiser (a ridge of 1e-3), without privacy.
 
     python benchmarks/auc_defaults.py --epsilons 0.1 0.5 1 10 inf --seeds 3 --data-dir ../shared/data
-    python benchmarks/auc_defaults.py --datasets mnist fashion-mnist --candidates default scaled
+    python benchmarks/auc_defaults.py --datasets mnist fashion-mnist --candidates auto scaled
 """
 
 import argparse
@@ -43,11 +44,11 @@ from skdpminimax.solvers import NoisySGDA
 
 from estimator_defaults import _split  # a sibling script in benchmarks/
 
-# name: None (the default solver), "scaled" (NoisySGDA(step_size="scaled")) or
+# name: None (NoisySGDA(), step "auto"), "scaled" (NoisySGDA(step_size="scaled")) or
 # (clip, c, j, k): clip (a fraction of data_norm, or "one" for 1) divided by (1 + E)^j,
 # step c / L / (1 + E)^k
 CANDIDATES = {
-    "default": None,
+    "auto": None,
     "clip/2, 4/L": (0.5, 4.0, 0.0, 0.0),
     "clip/2, 4/L/(1+E)": (0.5, 4.0, 0.0, 1.0),
     "clip/2, 4/L/(1+E)^2": (0.5, 4.0, 0.0, 2.0),

@@ -23,7 +23,6 @@ def _demo(args):
     from sklearn.preprocessing import StandardScaler
 
     from skdpminimax import DPAUCMaximizer
-    from skdpminimax.solvers import NoisySGDA
 
     X, y = load_breast_cancer(return_X_y=True)
     X_train, X_test, y_train, y_test = train_test_split(
@@ -50,7 +49,6 @@ def _demo(args):
             epsilon=epsilon,
             delta=1e-5,
             data_norm=data_norm,
-            solver=NoisySGDA(batch_size=32, n_epochs=30),
             accountant=ledger,
             random_state=args.seed,
         )

@@ -80,10 +80,13 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         (docs/benchmarks.md).
     solver : str or solver object, default="sgda"
         A registered solver name (see :data:`skdpminimax.solvers.SOLVERS`) or an
-        object with ``calibrate`` and ``solve``. With ``scorer="mlp"`` the default
-        name ``"sgda"`` means ``NoisySGDA(average="last")``: averaging iterates
-        of a nonconvex model is meaningless, and the nonconvex theory (Yang et
-        al. 2022, Thms. 3-5) and the paper's experiments use the last iterate.
+        object with ``calibrate`` and ``solve``. The default name ``"sgda"`` means
+        ``NoisySGDA(step_size="scaled")`` for the linear scorer (steps sized from
+        the public ``data_norm`` and the noise; the certified ``1 / L`` of
+        ``step_size="auto"`` under-fits, docs/benchmarks.md) and
+        ``NoisySGDA(average="last")`` with ``scorer="mlp"``: averaging iterates of
+        a nonconvex model is meaningless, and the nonconvex theory (Yang et al.
+        2022, Thms. 3-5) and the paper's experiments use the last iterate.
     accountant : BudgetAccountant or None, default=None
         Ledger every fit spends on; ``None`` uses diffprivlib's default accountant.
         One accountant is shared by all clones (grid search, cross-validation).
@@ -231,9 +234,12 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         return {"pos_ratio": float(np.clip(n_pos / size, _RATIO_FLOOR, 1.0 - _RATIO_FLOOR))}
 
     def _resolve_solver(self):
-        # Default solver name for the nonconvex MLP: the last iterate (see `solver`).
-        if self.scorer == "mlp" and self.solver == "sgda":
-            return NoisySGDA(average="last")
+        # The default solver name (see `solver`): for the nonconvex MLP the last
+        # iterate; for the linear scorer the noise-aware "scaled" step.
+        if isinstance(self.solver, str) and self.solver == "sgda":
+            if self.scorer == "mlp":
+                return NoisySGDA(average="last")
+            return NoisySGDA(step_size="scaled")
         return resolve_solver(self.solver)
 
     def _make_scorer(self):

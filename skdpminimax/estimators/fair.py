@@ -66,10 +66,12 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     group_ratios_budget : float, default=0.05
     fit_intercept : bool, default=True
     solver : str or solver object, default="sgda"
-        ``"sgda"``: ``NoisySGDA(clip_v="auto", noise_allocation=0.3, average="tail")``,
-        whose dual clip norm comes from the objective's ``typical_grad_norms`` (the
-        per-example dual gradient grows like ``1 / pi_g``; see
-        :class:`DPRobustClassifier`, Notes).
+        ``"sgda"``: ``NoisySGDA(step_size="scaled", clip_v="auto",
+        noise_allocation=0.3, average="tail")``, whose dual clip norm comes from the
+        objective's ``typical_grad_norms`` (the per-example dual gradient grows like
+        ``1 / pi_g``; see :class:`DPRobustClassifier`, Notes) and whose step from its
+        public ``typical_solution_norm`` (predictions of a few times the target
+        range's half-width on rows at ``data_norm``) and the noise.
     accountant : BudgetAccountant or None, default=None
     {shared_parameters}
 

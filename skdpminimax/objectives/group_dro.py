@@ -28,6 +28,10 @@ from skdpminimax.sets import L2Ball, Simplex
 
 __all__ = ["GroupDRO", "check_group_ratios"]
 
+# typical_solution_norm: scores of this many times the loss's typical score at the row
+# bound. Chosen among 1, 2 and 4 with benchmarks/estimator_defaults.py (docs/benchmarks.md).
+_SCALE_FACTOR = 4.0
+
 
 def check_group_ratios(group_ratios):
     """Validate group frequencies: a 1-D array of positive numbers summing to 1."""
@@ -149,6 +153,12 @@ class GroupDRO(SaddleObjective):
         kappa, pi_min = self.model.kappa, float(self.group_ratios.min())
         return (float(self.loss.grad_bound(0.0) * kappa),
                 float(self.loss.value_bound(0.0) / np.sqrt(pi_min)))
+
+    def typical_solution_norm(self):
+        # Scores of 4 x the loss's typical score s at the row bound, one score row per
+        # output: ||w|| ~ 4 s sqrt(k) / kappa (public constants only).
+        score = self.loss.typical_score * np.sqrt(self.loss.n_outputs)
+        return float(_SCALE_FACTOR * score / self.model.kappa)
 
     def smoothness(self):
         H, kappa = self.model.score_bound, self.model.kappa

@@ -20,6 +20,9 @@ class LogisticLoss:
 
     n_outputs = 1
     curvature = 0.25  # sup of the second derivative
+    # A score magnitude a fitted model typically reaches (a public guess, read by
+    # GroupDRO.typical_solution_norm): a logit of 5 is a probability of 0.993.
+    typical_score = 5.0
 
     def values(self, Z, y):
         return np.logaddexp(0.0, -y * Z[:, 0])
@@ -38,6 +41,7 @@ class MultinomialLoss:
     """Multinomial logistic loss ``logsumexp(z) - z_y`` with integer ``y`` in ``[0, k)``."""
 
     curvature = 0.5  # largest eigenvalue of diag(p) - p p^T
+    typical_score = 5.0  # per class, as for LogisticLoss
 
     def __init__(self, n_classes):
         self.n_outputs = int(n_classes)
@@ -63,6 +67,11 @@ class SquaredLoss:
 
     n_outputs = 1
     curvature = 2.0
+
+    @property
+    def typical_score(self):
+        """Predictions live in the targets' public range."""
+        return self.target_bound
 
     def __init__(self, bounds):
         low, high = (float(b) for b in bounds)
