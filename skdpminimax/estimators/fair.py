@@ -69,9 +69,12 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         ``"sgda"``: ``NoisySGDA(step_size="scaled", clip_v="auto",
         noise_allocation=0.3, average="tail")``, whose dual clip norm comes from the
         objective's ``typical_grad_norms`` (the per-example dual gradient grows like
-        ``1 / pi_g``; see :class:`DPRobustClassifier`, Notes) and whose step from its
-        public ``typical_solution_norm`` (predictions of a few times the target
-        range's half-width on rows at ``data_norm``) and the noise.
+        ``1 / pi_g``; see :class:`DPRobustClassifier`, Notes) and whose step, for
+        ``"minimax_loss"``, from the objective's public ``typical_solution_norm``
+        (predictions of 4 times the target range's half-width on rows at
+        ``data_norm``) and the noise. ``"demographic_parity"`` declares no such
+        scale and keeps the certified ``1 / L`` step: the larger step also speeds
+        up its multipliers, which widened the parity gap on validation.
     accountant : BudgetAccountant or None, default=None
     {shared_parameters}
 
