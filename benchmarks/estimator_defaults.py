@@ -218,7 +218,7 @@ def main():
                 scores.append(score(model, X_test, y_test))
                 n_iter = model.n_iter_
             cells.append(f"{np.mean(scores):.1f}")
-        metric = {"DPAUCMaximizer": "AUC %", "DPRobustClassifier": "worst-class accuracy %",
+        metric = {"DPAUCMaximizer": "AUC %", "DPRobustClassifier": "worst-group accuracy %",
                   "DPGroupFairRegressor": "worst-group R^2 %"}[estimator]
         print(f"| {estimator} | {data} | {metric} | {base:.1f} | " + " | ".join(cells)
               + f" | {n_iter} |", flush=True)
