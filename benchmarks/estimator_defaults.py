@@ -193,6 +193,9 @@ def main():
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="adds Adult and law school (benchmarks/_data.py) from this directory")
     parser.add_argument("--only", nargs="+", default=None, help="data names to run")
+    parser.add_argument("--n-epochs", default=None,
+                        type=lambda v: v if v == "auto" else float(v),
+                        help="replace the default solver's n_epochs by this one")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")  # PrivacyLeakWarning etc.: a diagnosis, not a release
     start = time.perf_counter()
@@ -209,10 +212,14 @@ def main():
             scores = []
             for seed in range(args.seeds):
                 model = make(epsilon, seed, data_norm, y_train)
-                if args.step_size is not None:
-                    # the estimator's own default solver, with only the step replaced
-                    model.set_params(solver=model._resolve_solver().set_params(
-                        step_size=args.step_size))
+                if args.step_size is not None or args.n_epochs is not None:
+                    # the estimator's own default solver, with only these replaced
+                    solver = model._resolve_solver()
+                    if args.step_size is not None:
+                        solver.set_params(step_size=args.step_size)
+                    if args.n_epochs is not None:
+                        solver.set_params(n_epochs=args.n_epochs)
+                    model.set_params(solver=solver)
                 kwargs = {} if groups is None else {"sensitive_features": groups(X_train)}
                 model.fit(X_train, y_train, **kwargs)
                 scores.append(score(model, X_test, y_test))

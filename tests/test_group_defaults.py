@@ -107,8 +107,8 @@ def test_group_estimators_default_solver(Estimator, kwargs):
     est.fit(X, y, sensitive_features=groups)
     solver = est.solver_
     assert isinstance(solver, NoisySGDA)
-    assert (solver.step_size, solver.clip_v, solver.noise_allocation, solver.average) == (
-        "scaled", "auto", 0.3, "tail")
+    assert (solver.step_size, solver.n_epochs, solver.clip_v, solver.noise_allocation,
+            solver.average) == ("scaled", "auto", "auto", 0.3, "tail")
     # the "scaled" rule reads the objective's public scale: GroupDRO declares one,
     # the parity Lagrangian none (its step stays "auto", 1 / L)
     scale = est.objective_.typical_solution_norm()

@@ -209,3 +209,52 @@ def test_scaled_step_reaches_further_than_auto_without_noise():
         obj, data, NO_PRIVACY, np.random.default_rng(1)).w - w_ref)
         for rule in ("auto", "scaled")}
     assert dist["scaled"] < 0.5 * dist["auto"]
+
+
+# ---- n_epochs="auto" -------------------------------------------------------------------
+def _energy(obj, n, budget, n_iter, batch_size=64):
+    """A step's primal noise energy for a run of n_iter steps, recomputed independently."""
+    cal = NoisySGDA(batch_size=batch_size, n_iter=n_iter).calibrate(obj, n, budget)
+    z_w = cal.block_noise_multipliers[0] if cal.block_noise_multipliers else 0.0
+    return obj.n_primal * (z_w / batch_size) ** 2  # Poisson: sensitivity 1, sum / m
+
+
+@pytest.mark.parametrize("n, epsilon", [(300, np.inf), (300, 1.0), (300, 0.1),
+                                        (5000, np.inf), (2000, 5.0)])
+def test_auto_epochs_lengthen_while_the_noise_is_small(n, epsilon):
+    obj = auc_problem()[0]
+    budget = PrivacyBudget(epsilon, 1e-5)
+    base = int(np.ceil(15 * n / 64))
+    # the doubling ladder from 15 epochs towards 1000 steps, each rung kept only if its
+    # own calibration leaves a step's noise energy at most 0.5
+    expected, steps = base, base
+    while steps < 1000:
+        steps = min(2 * steps, 1000)
+        if _energy(obj, n, budget, steps) > 0.5:
+            break
+        expected = steps
+    cal = NoisySGDA(n_epochs="auto").calibrate(obj, n, budget)
+    assert cal.n_steps == expected
+    assert cal.n_steps >= base  # never fewer than 15 epochs
+    if n == 5000:
+        assert cal.n_steps == base  # 15 epochs are already more than 1000 steps
+    if n == 300 and np.isinf(epsilon):
+        assert cal.n_steps == 1000
+    if n == 300 and epsilon == 1.0:
+        assert base < cal.n_steps < 1000  # lengthened part of the way
+    if n == 300 and epsilon == 0.1:
+        assert cal.n_steps == base  # the noise is too large to lengthen the run
+    # the run takes the planned steps, calibrated for exactly that many
+    res = NoisySGDA(n_epochs="auto").solve(obj, auc_problem(n=n)[1], budget,
+                                          np.random.default_rng(0))
+    assert res.n_iter == cal.n_steps
+    assert res.calibration.noise_multiplier == cal.noise_multiplier
+
+
+def test_auto_epochs_validation():
+    obj = auc_problem()[0]
+    with pytest.raises(ValueError, match="n_epochs"):
+        NoisySGDA(n_epochs="long").calibrate(obj, 300, PrivacyBudget(1.0, 1e-5))
+    # n_iter still wins
+    cal = NoisySGDA(n_epochs="auto", n_iter=7).calibrate(obj, 300, PrivacyBudget(1.0, 1e-5))
+    assert cal.n_steps == 7

@@ -25,9 +25,10 @@ __all__ = ["encode_groups", "labels_array", "GroupRatiosMixin", "GROUP_SGDA_DEFA
 # Chosen on validation splits carved from the training data (benchmarks/). The step
 # is "scaled" (from the objective's public typical_solution_norm and the noise):
 # "auto"'s certified 1 / L left every group estimator far from its non-private
-# solution even without noise (benchmarks/estimator_defaults.py).
-GROUP_SGDA_DEFAULTS = {"step_size": "scaled", "clip_v": "auto", "noise_allocation": 0.3,
-                       "average": "tail"}
+# solution even without noise; n_epochs="auto" gives small data sets more than a few
+# dozen steps where the noise is small (benchmarks/estimator_defaults.py).
+GROUP_SGDA_DEFAULTS = {"step_size": "scaled", "n_epochs": "auto", "clip_v": "auto",
+                       "noise_allocation": 0.3, "average": "tail"}
 
 
 def _label(row):

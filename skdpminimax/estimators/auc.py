@@ -235,11 +235,11 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
 
     def _resolve_solver(self):
         # The default solver name (see `solver`): for the nonconvex MLP the last
-        # iterate; for the linear scorer the noise-aware "scaled" step.
+        # iterate; for the linear scorer the noise-aware "scaled" step and run length.
         if isinstance(self.solver, str) and self.solver == "sgda":
             if self.scorer == "mlp":
                 return NoisySGDA(average="last")
-            return NoisySGDA(step_size="scaled")
+            return NoisySGDA(step_size="scaled", n_epochs="auto")
         return resolve_solver(self.solver)
 
     def _make_scorer(self):

@@ -20,6 +20,25 @@ from skdpminimax.solvers.oracle import NoisyGradientOracle, resolve_clip_norms
 
 __all__ = ["NoisySGDA"]
 
+# n_epochs="auto": 15 epochs, doubled towards _AUTO_TARGET_STEPS while a step's primal
+# noise energy (relative to the clip) stays at most _AUTO_MAX_ENERGY. Small data sets
+# otherwise get a few dozen steps, too few to fit even without noise; where the noise
+# is large, more steps only add noise (benchmarks/estimator_defaults.py).
+_AUTO_EPOCHS = 15
+_AUTO_TARGET_STEPS = 1000
+_AUTO_MAX_ENERGY = 0.5
+
+
+def _lengthen(calibration, plan, n_primal, sampler):
+    """The longest run on the doubling ladder whose noise energy stays small (data-free)."""
+    while calibration.n_steps < _AUTO_TARGET_STEPS:
+        longer = plan(min(2 * calibration.n_steps, _AUTO_TARGET_STEPS))
+        z_w = (longer.block_noise_multipliers or (0.0,))[0]
+        if noise_energy(n_primal, z_w, 1.0, sampler) > _AUTO_MAX_ENERGY:
+            break
+        calibration = longer
+    return calibration
+
 
 class NoisySGDA(PrivateSolver):
     r"""Noisy stochastic gradient descent-ascent with per-example clipping.
@@ -36,9 +55,14 @@ class NoisySGDA(PrivateSolver):
     batch_size : int or None, default=64
         Expected (Poisson) or exact (without replacement) batch size. ``None`` uses
         the full data set every step: DP-GDA.
-    n_epochs : float, default=15
+    n_epochs : float or "auto", default=15
         Passes over the data; gives ``n_iter = ceil(n_epochs * n_samples / batch_size)``
         (for full batch, ``ceil(n_epochs)``). Ignored when ``n_iter`` is set.
+        ``"auto"``: 15 epochs, lengthened on small data sets (doubling, up to 1,000
+        steps) as long as a step's primal noise energy relative to the clip,
+        ``E = d_w (z_w s / m)^2`` after calibration for the longer run, stays at most
+        0.5: more steps where the noise allows, never fewer than 15 epochs. Planned
+        from public quantities only (the planning size, the budget, the dimensions).
     n_iter : int or None, default=None
         Number of steps, fixed in advance (the noise depends on it).
     step_size : float, "auto" or "scaled", default="auto"
@@ -104,7 +128,7 @@ class NoisySGDA(PrivateSolver):
 
     _parameter_constraints = {
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
-        "n_epochs": [Interval(Real, 0, None, closed="neither")],
+        "n_epochs": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "n_iter": [Interval(Integral, 1, None, closed="left"), None],
         "step_size": [Interval(Real, 0, None, closed="neither"),
                       StrOptions({"auto", "scaled"})],
@@ -157,7 +181,8 @@ class NoisySGDA(PrivateSolver):
     def _n_steps(self, sampler):
         if self.n_iter is not None:
             return int(self.n_iter)
-        return max(1, math.ceil(self.n_epochs * sampler.n_samples / sampler.batch_size))
+        epochs = _AUTO_EPOCHS if self.n_epochs == "auto" else self.n_epochs
+        return max(1, math.ceil(epochs * sampler.n_samples / sampler.batch_size))
 
     def calibrate(self, objective, n_samples, budget):
         """Joint and per-block noise multipliers for ``n_iter`` steps (data-free).
@@ -168,10 +193,17 @@ class NoisySGDA(PrivateSolver):
         self._validate_params()
         self._check_objective(objective)
         sampler = self._make_sampler(n_samples)
-        return calibrate_gradient_blocks(
-            objective, sampler, self._n_steps(sampler), budget, self.accounting,
-            self.clip_w, self.clip_v, self.noise_allocation,
-        )
+
+        def plan(n_steps):
+            return calibrate_gradient_blocks(
+                objective, sampler, n_steps, budget, self.accounting,
+                self.clip_w, self.clip_v, self.noise_allocation,
+            )
+
+        calibration = plan(self._n_steps(sampler))
+        if self.n_iter is None and self.n_epochs == "auto":
+            calibration = _lengthen(calibration, plan, objective.n_primal, sampler)
+        return calibration
 
     def _check_objective(self, objective):
         if self.schedule == "strongly_convex" and min(objective.strong_convexity()) <= 0:
