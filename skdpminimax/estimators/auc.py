@@ -81,8 +81,9 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
     solver : str or solver object, default="sgda"
         A registered solver name (see :data:`skdpminimax.solvers.SOLVERS`) or an
         object with ``calibrate`` and ``solve``. The default name ``"sgda"`` means
-        ``NoisySGDA(step_size="scaled")`` for the linear scorer (steps sized from
-        the public ``data_norm`` and the noise; the certified ``1 / L`` of
+        ``NoisySGDA(step_size="scaled", n_epochs="auto")`` for the linear scorer
+        (steps sized from the public ``data_norm`` and the noise, and up to 1,000
+        of them on small data where the noise is small; the certified ``1 / L`` of
         ``step_size="auto"`` under-fits, docs/benchmarks.md) and
         ``NoisySGDA(average="last")`` with ``scorer="mlp"``: averaging iterates of
         a nonconvex model is meaningless, and the nonconvex theory (Yang et al.

@@ -66,7 +66,7 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     group_ratios_budget : float, default=0.05
     fit_intercept : bool, default=True
     solver : str or solver object, default="sgda"
-        ``"sgda"``: ``NoisySGDA(step_size="scaled", clip_v="auto",
+        ``"sgda"``: ``NoisySGDA(step_size="scaled", n_epochs="auto", clip_v="auto",
         noise_allocation=0.3, average="tail")``, whose dual clip norm comes from the
         objective's ``typical_grad_norms`` (the per-example dual gradient grows like
         ``1 / pi_g``; see :class:`DPRobustClassifier`, Notes) and whose step, for

@@ -109,12 +109,13 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     ``clip_v=1``) under-counts the risk of small groups, so ``q`` drifts towards
     large groups; one at ``loss / pi_min`` gives every coordinate the smallest
     group's noise. The default ``solver="sgda"`` is ``NoisySGDA(step_size="scaled",
-    clip_v="auto", noise_allocation=0.3, average="tail")``: the dual is
+    n_epochs="auto", clip_v="auto", noise_allocation=0.3, average="tail")``: the dual is
     clipped at ``log(2) / sqrt(pi_min)`` (:meth:`GroupDRO.typical_grad_norms`, from
     the released or public ``pi``: post-processing, composed adaptively) and gets 30%
     of each step's privacy loss. Its step is sized from a public guess of the
     solution's norm (:meth:`GroupDRO.typical_solution_norm`) and shrinks with the
-    noise; it is never below the certified ``1 / L``.
+    noise; it is never below the certified ``1 / L``. Small data sets get more than
+    15 epochs (up to 1,000 steps) where the noise is small. All of it is public.
 
     Examples
     --------
