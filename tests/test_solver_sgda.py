@@ -258,3 +258,6 @@ def test_auto_epochs_validation():
     # n_iter still wins
     cal = NoisySGDA(n_epochs="auto", n_iter=7).calibrate(obj, 300, PrivacyBudget(1.0, 1e-5))
     assert cal.n_steps == 7
+    # full batch: 15 epochs are 15 steps, not lengthened (a step is a pass over the data)
+    cal = NoisySGDA(batch_size=None, n_epochs="auto").calibrate(obj, 300, NO_PRIVACY)
+    assert cal.n_steps == 15

@@ -63,6 +63,7 @@ class NoisySGDA(PrivateSolver):
         ``E = d_w (z_w s / m)^2`` after calibration for the longer run, stays at most
         0.5: more steps where the noise allows, never fewer than 15 epochs. Planned
         from public quantities only (the planning size, the budget, the dimensions).
+        With ``batch_size=None`` (full batch) it is 15 steps.
     n_iter : int or None, default=None
         Number of steps, fixed in advance (the noise depends on it).
     step_size : float, "auto" or "scaled", default="auto"
@@ -201,7 +202,8 @@ class NoisySGDA(PrivateSolver):
             )
 
         calibration = plan(self._n_steps(sampler))
-        if self.n_iter is None and self.n_epochs == "auto":
+        # Full batch: a step is an epoch, and 1,000 of them is no default on large data.
+        if self.n_iter is None and self.n_epochs == "auto" and self.batch_size is not None:
             calibration = _lengthen(calibration, plan, objective.n_primal, sampler)
         return calibration
 
