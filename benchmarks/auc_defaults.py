@@ -19,7 +19,9 @@ smoothness, ``E = d (z_w / 64)^2`` a step's primal noise energy, both data-free)
   ``max(1/L, D / sqrt(T) / (1+E)^2)`` (clip 1), ``T`` the number of steps: the convex step
   ``D / (C sqrt(T))`` for a solution of norm ``D = 10 / data_norm`` (the objective's
   ``typical_solution_norm``; the exact minimisers here have ``||w|| data_norm / 2`` of 3
-  to 9), damped by the noise, never below ``auto``.
+  to 9), damped by the noise, never below ``auto``;
+- ``scaled, clip scaled``: that step with ``clip_w="scaled"``, the objective's typical
+  gradient norm ``data_norm / 2`` divided by ``sqrt(1 + E)``.
 
 ``ceiling``: the exact square-loss AUC minimiser (a ridge of 1e-3), without privacy.
 
@@ -44,7 +46,8 @@ from skdpminimax.solvers import NoisySGDA
 
 from estimator_defaults import _split  # a sibling script in benchmarks/
 
-# name: None (NoisySGDA(), step "auto"), "scaled" (NoisySGDA(step_size="scaled")) or
+# name: None (NoisySGDA(), step "auto"), "scaled" (NoisySGDA(step_size="scaled")),
+# "scaled+clip" (the same with clip_w="scaled") or
 # (clip, c, j, k): clip (a fraction of data_norm, or "one" for 1) divided by (1 + E)^j,
 # step c / L / (1 + E)^k
 CANDIDATES = {
@@ -57,6 +60,7 @@ CANDIDATES = {
     "clip/2/(1+E)^0.5, 4/L/(1+E)^0.5": (0.5, 4.0, 0.5, 0.5),
     "clip 1, 64/L/(1+E)^2": ("one", 64.0, 0.0, 2.0),
     "scaled": "scaled",
+    "scaled, clip scaled": "scaled+clip",
 }
 
 
@@ -100,6 +104,8 @@ def fit_auc(X_train, y_train, X_test, y_test, data_norm, epsilon, seed, candidat
         solver = NoisySGDA()
     elif candidate == "scaled":
         solver = NoisySGDA(step_size="scaled")
+    elif candidate == "scaled+clip":
+        solver = NoisySGDA(step_size="scaled", clip_w="scaled")
     else:
         clip_rule, c, j, k = candidate
         clip = 1.0 if clip_rule == "one" else clip_rule * data_norm

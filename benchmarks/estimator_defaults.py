@@ -193,6 +193,9 @@ def main():
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="adds Adult and law school (benchmarks/_data.py) from this directory")
     parser.add_argument("--only", nargs="+", default=None, help="data names to run")
+    parser.add_argument("--clip-w", default=None,
+                        type=lambda v: v if v in ("auto", "scaled") else float(v),
+                        help="replace the default solver's clip_w by this one")
     parser.add_argument("--n-epochs", default=None,
                         type=lambda v: v if v == "auto" else float(v),
                         help="replace the default solver's n_epochs by this one")
@@ -212,13 +215,15 @@ def main():
             scores = []
             for seed in range(args.seeds):
                 model = make(epsilon, seed, data_norm, y_train)
-                if args.step_size is not None or args.n_epochs is not None:
+                if any(v is not None for v in (args.step_size, args.n_epochs, args.clip_w)):
                     # the estimator's own default solver, with only these replaced
                     solver = model._resolve_solver()
                     if args.step_size is not None:
                         solver.set_params(step_size=args.step_size)
                     if args.n_epochs is not None:
                         solver.set_params(n_epochs=args.n_epochs)
+                    if args.clip_w is not None:
+                        solver.set_params(clip_w=args.clip_w)
                     model.set_params(solver=solver)
                 kwargs = {} if groups is None else {"sensitive_features": groups(X_train)}
                 model.fit(X_train, y_train, **kwargs)

@@ -261,3 +261,43 @@ def test_auto_epochs_validation():
     # full batch: 15 epochs are 15 steps, not lengthened (a step is a pass over the data)
     cal = NoisySGDA(batch_size=None, n_epochs="auto").calibrate(obj, 300, NO_PRIVACY)
     assert cal.n_steps == 15
+
+
+# ---- clip_w="scaled" -------------------------------------------------------------------
+@pytest.mark.parametrize("epsilon", [np.inf, 2.0, 0.2])
+def test_scaled_clip_is_typical_norm_over_sqrt_one_plus_energy(epsilon):
+    obj, data = auc_problem()
+    budget = PrivacyBudget(epsilon, 1e-5)
+    typical = obj.typical_grad_norms()[0]
+    assert typical == pytest.approx(obj.data_norm / 2)  # linear AUC: half the row bound
+    # E recomputed independently: the calibration at the typical clip
+    at_typical = NoisySGDA(clip_w=typical).calibrate(obj, data.n_samples, budget)
+    z_w = at_typical.block_noise_multipliers[0] if at_typical.block_noise_multipliers else 0.0
+    energy = obj.n_primal * (z_w / 64) ** 2
+    expected = typical / np.sqrt(1.0 + energy)
+    res = NoisySGDA(clip_w="scaled").solve(obj, data, budget, np.random.default_rng(0))
+    assert res.info["clip_w"] == pytest.approx(expected, rel=1e-12)
+    if np.isinf(epsilon):
+        assert res.info["clip_w"] == typical
+    else:
+        assert res.info["clip_w"] < typical
+    # the noise is split for the clip actually used
+    at_clip = NoisySGDA(clip_w=expected).calibrate(obj, data.n_samples, budget)
+    assert res.calibration.block_noise_multipliers == pytest.approx(
+        at_clip.block_noise_multipliers)
+
+
+def test_scaled_clip_bounds_and_objective_scales():
+    from skdpminimax.objectives import MLPScorer
+    from skdpminimax.solvers.oracle import resolve_clip_norms
+
+    obj = auc_problem()[0]
+    # elsewhere (e.g. recursive regularization's bound) "scaled" reads as the typical
+    # norm, an upper bound of the clip NoisySGDA uses
+    assert resolve_clip_norms(obj, "scaled", 1.0) == (obj.typical_grad_norms()[0], 1.0)
+    assert obj.typical_grad_norms()[1] == obj.lipschitz()[1]
+    mlp = SquareLossAUC(4, pos_ratio=0.4, data_norm=3.0, radius=5.0,
+                        scorer=MLPScorer(hidden_units=3))
+    assert mlp.typical_grad_norms() == mlp.lipschitz()
+    with pytest.raises(ValueError, match="clip_v"):
+        NoisySGDA(clip_v="scaled").calibrate(obj, 300, PrivacyBudget(1.0, 1e-5))

@@ -149,6 +149,16 @@ class SquareLossAUC(SaddleObjective):
             self.l2_reg, 2.0 * self.p * (1.0 - self.p)
         )
 
+    def typical_grad_norms(self):
+        # At the start (scores 0) an example's primal gradient is about 2 s ||x|| with
+        # s ~ 1/2: data_norm / 2 on rows of about half the public bound (what
+        # clip_w="auto" / "scaled" clip at). The dual and the MLP keep their certified
+        # bounds.
+        g_w, g_v = self.lipschitz()
+        if not isinstance(self.scorer, LinearScorer):
+            return g_w, g_v
+        return float(min(g_w, 0.5 * self.data_norm)), g_v
+
     def typical_solution_norm(self):
         # The square loss fits score gaps to 1, so scores of a few units (here up to
         # 5) on rows of about half the public bound: ||w|| ~ 10 / data_norm. The exact

@@ -29,15 +29,16 @@ def resolve_clip_norms(objective, clip_w, clip_v):
     Clipping at a certified Lipschitz bound changes nothing but makes the sensitivity
     argument independent of that bound being right; clipping below it trades bias
     for less noise. ``"auto"`` clips at the objective's ``typical_grad_norms()`` (public
-    quantities only). A block with neither bound cannot be made private.
+    quantities only); so does ``"scaled"`` here, an upper bound of what NoisySGDA's
+    ``clip_w="scaled"`` clips at. A block with neither bound cannot be made private.
     """
     g_w, g_v = objective.lipschitz()
     typical = None
-    if "auto" in (clip_w, clip_v):
+    if {"auto", "scaled"} & {c for c in (clip_w, clip_v) if isinstance(c, str)}:
         typical = getattr(objective, "typical_grad_norms", objective.lipschitz)()
     out = []
     for b, (name, user, bound) in enumerate((("clip_w", clip_w, g_w), ("clip_v", clip_v, g_v))):
-        if isinstance(user, str) and user == "auto":
+        if isinstance(user, str) and user in ("auto", "scaled"):
             user = typical[b]  # the objective's public typical norm (see typical_grad_norms)
         c = min(math.inf if user is None else float(user), float(bound))
         if not math.isfinite(c):

@@ -99,6 +99,11 @@ class NoisySGDA(PrivateSolver):
         is unbiased but can be very noisy). Smaller values add less noise and more
         bias. ``"auto"``: the objective's ``typical_grad_norms()`` (public; e.g. a
         group objective's loss at the start over the smallest group frequency).
+        ``clip_w="scaled"``: that typical norm divided by ``sqrt(1 + E)``, ``E`` a step's
+        primal noise energy relative to the clip (as in ``step_size``, calibrated at
+        the typical norm): the typical norm without noise, a smaller clip (more
+        robust directions, less noise per unit of signal) as the noise grows.
+        Data-free.
     noise_allocation : {"dimension", "equal"} or float, default="dimension"
         How one step's privacy loss is split between the blocks: ``"dimension"``
         minimises the total noise energy (share proportional to
@@ -137,7 +142,8 @@ class NoisySGDA(PrivateSolver):
         "schedule": [StrOptions({"constant", "inverse_sqrt", "linear", "strongly_convex"})],
         "average": [StrOptions({"uniform", "tail", "last"})],
         "sampler": [StrOptions({"poisson", "without_replacement"})],
-        "clip_w": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
+        "clip_w": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto", "scaled"}),
+                   None],
         "clip_v": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
         "noise_allocation": [StrOptions({"dimension", "equal"}),
                              Interval(Real, 0, 1, closed="neither")],
@@ -196,9 +202,10 @@ class NoisySGDA(PrivateSolver):
         sampler = self._make_sampler(n_samples)
 
         def plan(n_steps):
+            clip_w = self._primal_clip(objective, sampler, n_steps, budget)
             return calibrate_gradient_blocks(
                 objective, sampler, n_steps, budget, self.accounting,
-                self.clip_w, self.clip_v, self.noise_allocation,
+                clip_w, self.clip_v, self.noise_allocation,
             )
 
         calibration = plan(self._n_steps(sampler))
@@ -206,6 +213,18 @@ class NoisySGDA(PrivateSolver):
         if self.n_iter is None and self.n_epochs == "auto" and self.batch_size is not None:
             calibration = _lengthen(calibration, plan, objective.n_primal, sampler)
         return calibration
+
+    def _primal_clip(self, objective, sampler, n_steps, budget):
+        """``clip_w`` as given, or for ``"scaled"`` the typical norm over ``sqrt(1 + E)``."""
+        if not (isinstance(self.clip_w, str) and self.clip_w == "scaled"):
+            return self.clip_w
+        typical = resolve_clip_norms(objective, "auto", self.clip_v)[0]
+        at_typical = calibrate_gradient_blocks(
+            objective, sampler, n_steps, budget, self.accounting,
+            typical, self.clip_v, self.noise_allocation,
+        )
+        z_w = (at_typical.block_noise_multipliers or (0.0,))[0]
+        return typical / math.sqrt(1.0 + noise_energy(objective.n_primal, z_w, 1.0, sampler))
 
     def _check_objective(self, objective):
         if self.schedule == "strongly_convex" and min(objective.strong_convexity()) <= 0:
@@ -276,8 +295,11 @@ class NoisySGDA(PrivateSolver):
         # Planned on the public size (the rows' count unless the estimator says
         # otherwise, see SaddleData.public_size); drawn from the rows present.
         calibration = self.calibrate(objective, data.planning_size, budget)
-        sampler = self._make_sampler(data.planning_size).over_rows(data.n_samples)
-        clip_w, clip_v = resolve_clip_norms(objective, self.clip_w, self.clip_v)
+        sampler = self._make_sampler(data.planning_size)
+        clip_w, clip_v = resolve_clip_norms(
+            objective, self._primal_clip(objective, sampler, calibration.n_steps, budget),
+            self.clip_v)
+        sampler = sampler.over_rows(data.n_samples)
         oracle = NoisyGradientOracle(
             objective, data, sampler, calibration.block_noise_multipliers, clip_w, clip_v, rng
         )
