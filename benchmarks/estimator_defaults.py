@@ -1,9 +1,10 @@
 """Each estimator with its default solver settings against a non-private scikit-learn fit.
 
-A check of the defaults (``solver="sgda"``: ``NoisySGDA`` with ``step_size="scaled"``;
-``--step-size auto`` gives the certified ``1 / L`` of the defaults before, a number
-any fixed step), on data that ship with scikit-learn, standardised (non-private: a
-check of the solver, not a private pipeline), 70/30 split, public bounds declared
+A check of the defaults (``solver="sgda"``: ``NoisySGDA`` with ``step_size="scaled"``
+and ``n_epochs="auto"``; ``--step-size``, ``--n-epochs`` and ``--clip-w`` replace one
+setting each, ``--step-size auto --n-epochs 15`` gives the defaults before), on data
+that ship with scikit-learn, standardised (non-private: a check of the solver, not a
+private pipeline), 70/30 split, public bounds declared
 (``data_norm`` the largest training row norm rounded up; the target's range for the
 regressor), ``delta = 1e-5``; mean test score over seeds:
 
@@ -24,7 +25,7 @@ sizes released privately), and law school (race groups, 70/30 split) for
 
     python benchmarks/estimator_defaults.py --epsilons 0.1 0.5 1 10 inf --seeds 5 \
         --data-dir ../shared/data
-    python benchmarks/estimator_defaults.py --step-size auto   # the defaults before
+    python benchmarks/estimator_defaults.py --step-size auto --n-epochs 15   # the defaults before
 """
 
 import argparse
