@@ -12,7 +12,8 @@ import numpy as np
 from skdpminimax.privacy.calibration import calibrate_noise_multiplier, split_noise_multiplier
 from skdpminimax.solvers.oracle import noise_shares, resolve_clip_norms
 
-__all__ = ["calibrate_gradient_blocks", "initial_point", "noise_energy", "operator_lipschitz"]
+__all__ = ["calibrate_gradient_blocks", "initial_point", "noise_energy", "operator_lipschitz",
+           "primal_noise_energy"]
 
 
 def noise_energy(dim, noise_multiplier, clip, sampler):
@@ -22,6 +23,13 @@ def noise_energy(dim, noise_multiplier, clip, sampler):
     energy relative to the clipped gradient. Public: no data."""
     return dim * (noise_multiplier * sampler.sensitivity_factor * clip
                   / sampler.normalizer) ** 2
+
+
+def primal_noise_energy(calibration, n_primal, sampler):
+    """:func:`noise_energy` of a calibration's primal block per unit clip (0 without
+    noise): how much a step's primal noise outweighs a clipped gradient."""
+    z_w = (calibration.block_noise_multipliers or (0.0,))[0]
+    return noise_energy(n_primal, z_w, 1.0, sampler)
 
 
 def calibrate_gradient_blocks(objective, sampler, n_releases, budget, accounting,

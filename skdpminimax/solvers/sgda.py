@@ -14,7 +14,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from skdpminimax._compiled import sgda_kernel, sgda_kernel_unavailable
 from skdpminimax.privacy.samplers import make_sampler
-from skdpminimax.solvers._planning import calibrate_gradient_blocks, initial_point, noise_energy
+from skdpminimax.solvers._planning import (
+    calibrate_gradient_blocks,
+    initial_point,
+    primal_noise_energy,
+)
 from skdpminimax.solvers.base import PrivateSolver, SolverResult
 from skdpminimax.solvers.oracle import NoisyGradientOracle, resolve_clip_norms
 
@@ -33,8 +37,7 @@ def _lengthen(calibration, plan, n_primal, sampler):
     """The longest run on the doubling ladder whose noise energy stays small (data-free)."""
     while calibration.n_steps < _AUTO_TARGET_STEPS:
         longer = plan(min(2 * calibration.n_steps, _AUTO_TARGET_STEPS))
-        z_w = (longer.block_noise_multipliers or (0.0,))[0]
-        if noise_energy(n_primal, z_w, 1.0, sampler) > _AUTO_MAX_ENERGY:
+        if primal_noise_energy(longer, n_primal, sampler) > _AUTO_MAX_ENERGY:
             break
         calibration = longer
     return calibration
@@ -223,8 +226,8 @@ class NoisySGDA(PrivateSolver):
             objective, sampler, n_steps, budget, self.accounting,
             typical, self.clip_v, self.noise_allocation,
         )
-        z_w = (at_typical.block_noise_multipliers or (0.0,))[0]
-        return typical / math.sqrt(1.0 + noise_energy(objective.n_primal, z_w, 1.0, sampler))
+        energy = primal_noise_energy(at_typical, objective.n_primal, sampler)
+        return typical / math.sqrt(1.0 + energy)
 
     def _check_objective(self, objective):
         if self.schedule == "strongly_convex" and min(objective.strong_convexity()) <= 0:
@@ -245,8 +248,7 @@ class NoisySGDA(PrivateSolver):
             scale = objective.typical_solution_norm() if eta == "scaled" else None
             eta = auto
             if scale is not None and np.isfinite(clip_w):
-                z_w = (calibration.block_noise_multipliers or (0.0,))[0]
-                energy = noise_energy(objective.n_primal, z_w, 1.0, sampler)  # per clip^2
+                energy = primal_noise_energy(calibration, objective.n_primal, sampler)
                 eta = max(auto, scale / (clip_w * np.sqrt(calibration.n_steps))
                           / (1.0 + energy) ** 2)
         eta_v = eta if self.dual_step_size is None else self.dual_step_size
