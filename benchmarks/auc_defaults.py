@@ -42,7 +42,9 @@ from sklearn.metrics import roc_auc_score
 from skdpminimax import DPAUCMaximizer
 from skdpminimax.datasets import load_ijcnn1, load_mnist_binary
 from skdpminimax.privacy import PrivacyBudget
+from skdpminimax.privacy.samplers import make_sampler
 from skdpminimax.solvers import NoisySGDA
+from skdpminimax.solvers._planning import primal_noise_energy
 
 from estimator_defaults import _split  # a sibling script in benchmarks/
 
@@ -114,12 +116,11 @@ def fit_auc(X_train, y_train, X_test, y_test, data_norm, epsilon, seed, candidat
         # spends 1% of epsilon on the sample count): the rule only needs its scale.
         probe = model(NoisySGDA(n_iter=1)).fit(X_train, y_train)
         objective = probe.objective_
-        energy = 0.0
-        if math.isfinite(epsilon):
-            budget = PrivacyBudget(epsilon, 1e-5)
-            z_w = NoisySGDA(clip_w=clip).calibrate(
-                objective, X_train.shape[0], budget).block_noise_multipliers[0]
-            energy = objective.n_primal * (z_w / 64.0) ** 2
+        n_train = X_train.shape[0]
+        calibration = NoisySGDA(clip_w=clip).calibrate(
+            objective, n_train, PrivacyBudget(epsilon, 1e-5))
+        energy = primal_noise_energy(calibration, objective.n_primal,
+                                     make_sampler("poisson", n_train, 64))
         step = c / objective.smoothness() / (1.0 + energy) ** k
         clip /= (1.0 + energy) ** j
         solver = NoisySGDA(clip_w=clip, step_size=step)

@@ -39,18 +39,14 @@ import numpy as np
 from sklearn.datasets import (load_breast_cancer, load_diabetes, load_digits, load_iris,
                               load_wine, make_classification, make_regression)
 from sklearn.linear_model import LinearRegression, LogisticRegression
-from sklearn.metrics import confusion_matrix, roc_auc_score
+from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import load_adult, load_law_school  # noqa: E402
 from skdpminimax import DPAUCMaximizer, DPGroupFairRegressor, DPRobustClassifier  # noqa: E402
-
-
-def worst_class_accuracy(y_true, y_pred):
-    cm = confusion_matrix(y_true, y_pred)
-    return float(np.min(np.diag(cm) / cm.sum(axis=1)))
+from skdpminimax.metrics import worst_group_accuracy, worst_group_loss  # noqa: E402
 
 
 def _split(X, y, stratify=True):
@@ -68,16 +64,15 @@ def tasks(data_dir=None):
     def auc(model, X, y):
         return 100.0 * roc_auc_score(y, model.decision_function(X))
 
-    def worst(model, X, y):
-        return 100.0 * worst_class_accuracy(y, model.predict(X))
+    def worst(model, X, y):  # groups = classes
+        return 100.0 * worst_group_accuracy(y, model.predict(X), sensitive_features=y)
 
     def worst_group_r2(groups):
         # What the minimax-loss regressor optimises: its worst group's squared error,
         # as 1 - MSE_g / var(y) (higher is better, like R^2).
         def score(model, X, y):
-            g, residual2 = groups(X), (y - model.predict(X)) ** 2
-            return 100.0 * (1.0 - max(residual2[g == k].mean() for k in np.unique(g))
-                            / np.var(y))
+            mse = worst_group_loss(y, model.predict(X), sensitive_features=groups(X))
+            return 100.0 * (1.0 - mse / np.var(y))
         return score
 
     X, y = load_breast_cancer(return_X_y=True)
@@ -158,10 +153,7 @@ def tasks(data_dir=None):
                                   random_state=seed)
 
     def worst_group(model, X, y):
-        groups = race_sex(X)
-        pred = model.predict(X)
-        return 100.0 * min(np.mean(pred[groups == g] == y[groups == g])
-                           for g in np.unique(groups))
+        return 100.0 * worst_group_accuracy(y, model.predict(X), sensitive_features=race_sex(X))
 
     yield ("DPRobustClassifier", "adult race x sex", adult, make_robust_adult, worst_group,
            LogisticRegression(max_iter=5000), race_sex)

@@ -25,7 +25,6 @@ Its result is a function of the training data and is *not* private: run it on
 public or synthetic data (the default).
 """
 
-import math
 import warnings
 from dataclasses import dataclass, field
 
