@@ -86,6 +86,10 @@ _SHARED_PARAMETER_DOCS = """    n_samples_budget : float in (0, 1) or "public", 
 _PLANNING_SIZE_DOC = """    planning_size_ : int
         The size the solver planned on: ``len(X)``, or under add/remove-one the
         released count (see ``n_samples_budget``).
+    solver_info_ : dict
+        The solver's scalar settings as run, for audit: e.g. ``clip_w``, ``clip_v``,
+        ``step_size`` and ``dual_step_size`` where ``"auto"`` / ``"scaled"`` resolved
+        them (all planned from public quantities).
 """
 _SHARED_DOCS = {"    {shared_parameters}\n": _SHARED_PARAMETER_DOCS,
                 "    {planning_size_attribute}\n": _PLANNING_SIZE_DOC}
@@ -157,9 +161,11 @@ def _check_planned_on(solver, objective, size, budget, calibration):
     """Refuse (nothing released) a run that was not planned on the released size: a
     solver that read the true number of rows would leak it (see SaddleData)."""
     expected = solver.calibrate(objective, size, budget)
-    same = (getattr(calibration, "n_steps", None) == getattr(expected, "n_steps", None)
-            and getattr(calibration, "sample_rate", None)
-            == getattr(expected, "sample_rate", None))
+    # Every field (steps, rate, joint and per-block multipliers, ...): a solver whose
+    # noise or length followed the true number of rows would show in one of them.
+    fields = ("n_steps", "sample_rate", "noise_multiplier", "block_noise_multipliers",
+              "batch_size", "n_compositions", "noise_ratios")
+    same = all(getattr(calibration, f, None) == getattr(expected, f, None) for f in fields)
     if not same:
         raise RuntimeError(
             f"{type(solver).__name__} did not plan its run on data.planning_size (the released "
@@ -258,6 +264,8 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         self.calibration_ = result.calibration
         self.privacy_spent_ = budget
         self.planning_size_ = int(data.planning_size)
+        self.solver_info_ = {key: value for key, value in result.info.items()
+                             if isinstance(value, (str, int, float, np.number))}
         self._set_fitted(result, objective, constants)
         return self
 

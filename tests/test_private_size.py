@@ -7,6 +7,7 @@ public (``n_samples_budget="public"``); replace-one solvers use the rows' count,
 neighbours share.
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -173,3 +174,41 @@ def test_a_run_not_planned_on_the_released_size_is_refused():
     assert len(acc.spent_budget) == 1 and not hasattr(model, "coef_")
     # declared public, planning on the rows is what is asked
     _auc(n_samples_budget="public", solver=_PlansOnTheRows(batch_size=16, n_epochs=2)).fit(X, y)
+
+
+class _NoiseFromTheRows(NoisySGDA):
+    """Steps planned on the released size, noise multiplier calibrated on the rows."""
+
+    def solve(self, objective, data, budget, rng, *, init=None):
+        result = super().solve(objective, data, budget, rng, init=init)
+        on_rows = self.calibrate(objective, data.n_samples, budget)
+        calibration = dataclasses.replace(
+            result.calibration, noise_multiplier=on_rows.noise_multiplier,
+            block_noise_multipliers=on_rows.block_noise_multipliers)
+        return dataclasses.replace(result, calibration=calibration)
+
+
+def test_noise_not_calibrated_on_the_released_size_is_refused():
+    # Same steps and rate as planned, only the multipliers follow the true size: the
+    # check compares every field of the calibration, not just the run's length.
+    X, y = _data(400)
+    model = _auc(solver=_NoiseFromTheRows(batch_size=16, n_iter=50))
+    with pytest.raises(RuntimeError, match="planning_size"):
+        model.fit(X, y)
+    assert not hasattr(model, "coef_")
+
+
+@pytest.mark.parametrize("solver", ["sgda", NoisySGDA(clip_w="scaled", step_size="scaled",
+                                                      n_epochs="auto")])
+def test_solver_info_records_the_settings_and_is_the_same_for_neighbours(solver):
+    # The resolved clip and steps are audit records (solver_info_); planned from public
+    # quantities, they are equal on neighbouring data sets of the same declared size.
+    X, y = _data(400)
+    X_big = np.vstack([X, 10.0 * np.ones((1, X.shape[1]))])
+    y_big = np.append(y, 1)
+    infos = [_auc(n_samples_budget="public", solver=solver).fit(Xs, ys).solver_info_
+             for Xs, ys in ((X, y), (X_big[1:], y_big[1:]))]
+    assert set(infos[0]) >= {"clip_w", "clip_v", "step_size", "dual_step_size"}
+    assert all(np.isfinite(infos[0][key]) and infos[0][key] > 0
+               for key in ("clip_w", "clip_v", "step_size", "dual_step_size"))
+    assert infos[0] == infos[1]

@@ -226,8 +226,10 @@ class NoisyExtragradient(PrivateSolver):
         # Planned on the public size (see SaddleData.public_size), drawn from the rows.
         calibration = self.calibrate(objective, data.planning_size, budget)
         sampler, n_iter = self._plan(objective, data.planning_size, budget)
-        sampler = sampler.over_rows(data.n_samples)
         clips = resolve_clip_norms(objective, self.clip_w, self.clip_v)
+        # The step is planned on the planned sampler, before it is laid over the rows.
+        gamma = self._gamma(objective, sampler, calibration, clips, n_iter)
+        sampler = sampler.over_rows(data.n_samples)
         update = NoisyGradientOracle(
             objective, data, sampler, calibration.block_noise_multipliers, *clips, rng
         )
@@ -236,7 +238,6 @@ class NoisyExtragradient(PrivateSolver):
             objective, data, sampler,
             tuple(ratio * z for z in calibration.block_noise_multipliers), *clips, rng,
         )
-        gamma = self._gamma(objective, sampler, calibration, clips, n_iter)
         W, V = objective.primal_set, objective.dual_set
         w, v = initial_point(objective, rng, init)
         sum_w, sum_v = np.zeros_like(w), np.zeros_like(v)

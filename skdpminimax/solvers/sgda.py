@@ -65,7 +65,9 @@ class NoisySGDA(PrivateSolver):
         steps) as long as a step's primal noise energy relative to the clip,
         ``E = d_w (z_w s / m)^2`` after calibration for the longer run, stays at most
         0.5: more steps where the noise allows, never fewer than 15 epochs. Planned
-        from public quantities only (the planning size, the budget, the dimensions).
+        from public quantities only (the planning size, the budget, the dimensions;
+        the group estimators' dimensions count classes or groups, whose labels they
+        declare public).
         With ``batch_size=None`` (full batch) it is 15 steps.
     n_iter : int or None, default=None
         Number of steps, fixed in advance (the noise depends on it).
@@ -301,13 +303,14 @@ class NoisySGDA(PrivateSolver):
         clip_w, clip_v = resolve_clip_norms(
             objective, self._primal_clip(objective, sampler, calibration.n_steps, budget),
             self.clip_v)
+        n_steps = calibration.n_steps
+        # The steps too are planned on the planned sampler, before it is laid over the rows.
+        etas_w, etas_v = self._schedule(
+            objective, *self._step_sizes(objective, calibration, sampler, clip_w), n_steps)
         sampler = sampler.over_rows(data.n_samples)
         oracle = NoisyGradientOracle(
             objective, data, sampler, calibration.block_noise_multipliers, clip_w, clip_v, rng
         )
-        n_steps = calibration.n_steps
-        etas_w, etas_v = self._schedule(
-            objective, *self._step_sizes(objective, calibration, sampler, clip_w), n_steps)
 
         w, v = initial_point(objective, rng, init)
         first_averaged = {"uniform": 0, "tail": n_steps // 2, "last": n_steps}[self.average]
