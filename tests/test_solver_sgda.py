@@ -186,17 +186,31 @@ def test_scaled_step_follows_its_rule(epsilon):
         assert res.info["step_size"] == pytest.approx(auto)  # drowned by the noise
 
 
-def test_scaled_step_without_a_scale_is_auto():
-    from skdpminimax.objectives import MLPScorer
+def test_scaled_step_without_a_scale():
+    from skdpminimax.objectives import DemographicParityRegression, MLPScorer
 
+    # Nonconvex (the MLP: no smoothness bound, so "auto" is 0.1): without noise the
+    # "scaled" rule's step * clip is 0.7, doubled at the start of a linear decay.
     obj = SquareLossAUC(4, pos_ratio=0.4, data_norm=3.0, radius=50.0,
                         scorer=MLPScorer(hidden_units=3))
     assert obj.typical_solution_norm() is None
     data = auc_problem(d=4)[1]
-    steps = [NoisySGDA(step_size=rule, n_iter=3).solve(
-        obj, data, NO_PRIVACY, np.random.default_rng(0)).info["step_size"]
-        for rule in ("auto", "scaled")]
-    assert steps[0] == steps[1] == 0.1  # the MLP has no smoothness bound
+
+    def step(objective, data, **kw):
+        return NoisySGDA(n_iter=3, **kw).solve(
+            objective, data, NO_PRIVACY, np.random.default_rng(0)).info["step_size"]
+
+    assert step(obj, data, step_size="auto") == 0.1
+    assert step(obj, data, step_size="scaled", clip_w=2.0) == pytest.approx(0.7 / 2.0)
+    assert step(obj, data, step_size="scaled", clip_w=2.0, schedule="linear") == (
+        pytest.approx(1.4 / 2.0))
+    # Convex without a solution scale (the parity Lagrangian): "scaled" is "auto".
+    parity = DemographicParityRegression(3, np.array([0.5, 0.5]), data_norm=2.0, radius=5.0,
+                                         bounds=(-1.0, 1.0))
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    pdata = SaddleData(X, np.clip(X[:, 0], -1, 1), rng.integers(0, 2, 40))
+    assert step(parity, pdata, step_size="scaled") == step(parity, pdata, step_size="auto")
 
 
 def test_scaled_step_reaches_further_than_auto_without_noise():

@@ -32,6 +32,27 @@ _AUTO_EPOCHS = 15
 _AUTO_TARGET_STEPS = 1000
 _AUTO_MAX_ENERGY = 0.5
 
+# step_size="scaled" on a nonconvex objective (no solution scale to aim at): the mean
+# step times the clip, the largest move of a step, is at most _NONCONVEX_MOVE, the
+# norm of a step's noise (step * clip * sqrt(E)) at most _NONCONVEX_STEP_NOISE, and the
+# norm of the whole run's accumulated noise (step * clip * sqrt(E T)) at most
+# _NONCONVEX_RUN_NOISE, about twice the norm of the MLP's initial weights (~9.3 at
+# 256 units). Set on six data sets (benchmarks/mlp_defaults.py, docs/benchmarks.md);
+# on ijcnn1 it gives the steps validated in the Yang et al. reproduction.
+_NONCONVEX_MOVE = 0.7
+_NONCONVEX_STEP_NOISE = 0.3
+_NONCONVEX_RUN_NOISE = 20.0
+
+
+def nonconvex_step_clip(energy, n_steps):
+    """Mean ``step * clip`` of the nonconvex ``"scaled"`` rule (data-free):
+    ``min(0.7, 0.3 / sqrt(E), 20 / sqrt(E T))``."""
+    product = _NONCONVEX_MOVE
+    if energy > 0:
+        product = min(product, _NONCONVEX_STEP_NOISE / math.sqrt(energy),
+                      _NONCONVEX_RUN_NOISE / math.sqrt(energy * n_steps))
+    return product
+
 
 def _lengthen(calibration, plan, n_primal, sampler):
     """The longest run on the doubling ladder whose noise energy stays small (data-free)."""
@@ -81,7 +102,13 @@ class NoisySGDA(PrivateSolver):
         ``E = d_w (z_w s / m)^2`` a step's primal noise energy relative to the clip.
         It is never below ``"auto"`` and falls back to it as the noise grows; meant
         for an averaged iterate (its larger constant step leaves more sampling noise
-        in the last one). All of it is data-free: no privacy cost.
+        in the last one). On a nonconvex objective (the MLP scorer, which has no
+        solution scale) ``"scaled"`` sets ``step * C_w``, the largest move of a step,
+        to ``min(0.7, 0.3 / sqrt(E), 20 / sqrt(E T))``: a step's noise of norm at most
+        0.3 and the run's accumulated noise at most 20, about twice the norm of the
+        MLP's initial weights; with ``schedule="linear"`` that is the mean step and
+        the decay starts at twice it. Convex objectives without a solution scale
+        get ``"auto"``. All of it is data-free: no privacy cost.
     dual_step_size : float or None, default=None
         Dual step size ``eta^v``; ``None`` uses ``step_size``.
     schedule : {"constant", "inverse_sqrt", "linear", "strongly_convex"}, default="constant"
@@ -247,12 +274,18 @@ class NoisySGDA(PrivateSolver):
         if eta in ("auto", "scaled"):
             smooth = objective.smoothness()
             auto = 1.0 / smooth if np.isfinite(smooth) else 0.1
-            scale = objective.typical_solution_norm() if eta == "scaled" else None
+            scaled = eta == "scaled" and np.isfinite(clip_w)
+            scale = objective.typical_solution_norm() if scaled else None
             eta = auto
-            if scale is not None and np.isfinite(clip_w):
+            if scaled:
                 energy = primal_noise_energy(calibration, objective.n_primal, sampler)
-                eta = max(auto, scale / (clip_w * np.sqrt(calibration.n_steps))
-                          / (1.0 + energy) ** 2)
+                if scale is not None:
+                    eta = max(auto, scale / (clip_w * np.sqrt(calibration.n_steps))
+                              / (1.0 + energy) ** 2)
+                elif objective.strong_convexity()[0] < 0:  # nonconvex (the MLP)
+                    eta = nonconvex_step_clip(energy, calibration.n_steps) / clip_w
+                    if self.schedule == "linear":  # the mean step: start at twice it
+                        eta *= 2.0
         eta_v = eta if self.dual_step_size is None else self.dual_step_size
         return float(eta), float(eta_v)
 
