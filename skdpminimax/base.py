@@ -48,6 +48,7 @@ import warnings
 from numbers import Real
 
 import numpy as np
+import scipy.sparse as sp
 from diffprivlib.accountant import BudgetAccountant
 from diffprivlib.utils import PrivacyLeakWarning
 from sklearn.base import BaseEstimator
@@ -183,6 +184,10 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
     :mod:`skdpminimax.privacy.ledger` and :mod:`skdpminimax.search`).
     """
 
+    # Sparse X (converted to CSR) for the built-in objectives, whose linear algebra
+    # handles it; DPSaddleEstimator's user objectives get dense arrays.
+    _accept_sparse = "csr"
+
     _parameter_constraints = {
         "n_samples_budget": [Interval(Real, 0, 1, closed="neither"), StrOptions({"public"})],
         "epsilon": [Interval(Real, 0, None, closed="right")],
@@ -197,6 +202,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False
+        tags.input_tags.sparse = bool(self._accept_sparse)
         return tags
 
     # ---- the pipeline --------------------------------------------------------
@@ -219,12 +225,15 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
     def _fit_steps(self, X, y, **task_data):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False,
-                             ensure_min_samples=2)
+                             ensure_min_samples=2, accept_sparse=self._accept_sparse)
         targets, task_data = self._validate_targets(X, y, **task_data)
         budget = PrivacyBudget(self.epsilon, self.delta)
         accountant = self._fit_ledger()  # refuses a pickled copy of the caller's ledger
         accountant.check(budget.epsilon, budget.delta)
         solver = self._resolve_solver()
+        if sp.issparse(X) and getattr(solver, "backend", None) == "numba":
+            raise ValueError("backend='numba' needs dense X; sparse X runs the numpy loop "
+                             "(backend='auto' or 'numpy').")
         data_norm = self._resolve_data_norm(X)
         constants_budget, train_budget = self._split_budget(budget)
 

@@ -48,11 +48,17 @@ def _bad_inputs(case):
                          "could not convert"),
         "complex": ((X + 1j, y, kw), ValueError, "Complex"),
         "length-mismatch-y": ((X, y[:-3], kw), ValueError, "inconsistent"),
-        "sparse": ((sp.csr_matrix(X), y, kw), TypeError, "dense data is required"),
         "no-features": ((np.zeros((n, 0)), y, kw), ValueError, "feature"),
         "nan-target": ((X, np.where(np.arange(n) == 2, np.nan, y.astype(float)), kw),
                        ValueError, "NaN"),
     }
+    if case.make.__name__ == "DPSaddleEstimator":  # user objectives get dense arrays
+        out["sparse"] = ((sp.csr_matrix(X), y, kw), TypeError, "dense data is required")
+    else:  # sparse X is accepted (as CSR) and validated like dense X
+        out["sparse-nan"] = ((sp.csr_matrix(_set(X, (3, 1), np.nan)), y, kw), ValueError,
+                             "NaN")
+        out["sparse-inf"] = ((sp.csc_matrix(_set(X, (5, 0), np.inf)), y, kw), ValueError,
+                             "infinity")
     if case.is_classifier:
         out["one-class"] = ((X, np.ones(n, dtype=int), kw), ValueError, "2 classes")
     else:
@@ -89,8 +95,9 @@ def _copy(value):
 
 
 def _assert_same(a, b):
-    if sp.issparse(a):
-        assert (a != b).nnz == 0
+    if sp.issparse(a):  # NaN-aware: the sparse NaN cases must compare equal to themselves
+        assert a.format == b.format and a.shape == b.shape
+        np.testing.assert_array_equal(a.toarray(), b.toarray())
     else:
         np.testing.assert_array_equal(a, b)
 

@@ -1,6 +1,7 @@
 """Python side of the compiled kernels: eligibility checks and argument packing."""
 
 import numpy as np
+import scipy.sparse as sp
 
 from skdpminimax.objectives.auc import SquareLossAUC
 from skdpminimax.objectives.scorers import LinearScorer
@@ -46,8 +47,8 @@ def has_linear_auc_kernel(objective):
 def linear_auc_runner(objective, oracle):
     """Chunk runner (see :func:`skdpminimax._compiled.sgda_kernel`) for a linear-scorer
     :class:`SquareLossAUC`, or ``None`` for any other objective."""
-    if not has_linear_auc_kernel(objective):
-        return None
+    if not has_linear_auc_kernel(objective) or sp.issparse(oracle.data.X):
+        return None  # sparse X: the numpy loop (the estimators refuse backend="numba")
     n_w = objective.n_theta + 2
     flat_w, flat_v = flat_set(objective.primal_set, n_w), flat_set(objective.dual_set, 1)
     from skdpminimax._compiled.kernels import linear_auc_sgda_chunk

@@ -198,7 +198,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
             Binary labels; the greater label (``classes_[1]``) is positive.
 
@@ -281,14 +281,15 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
         scores : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, X, dtype=np.float64, reset=False,
+                          accept_sparse=self._accept_sparse)
         return self.objective_.scorer.scores(self.scorer_params_, X) + self.intercept_[0]
 
     def predict(self, X):
@@ -296,7 +297,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------

@@ -90,6 +90,8 @@ class DPSaddleEstimator(DPMinimaxEstimator):
 
     __metadata_request__fit = {"sensitive_features": True}
 
+    _accept_sparse = False  # user objectives see dense arrays
+
     _parameter_constraints = {
         **DPMinimaxEstimator._parameter_constraints,
         "objective_factory": [callable],

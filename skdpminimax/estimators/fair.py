@@ -151,7 +151,7 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         sensitive_features : array-like of shape (n_samples,) or (n_samples, n_attrs)
             Group membership. ``None``: one group (plain private least squares).
@@ -233,7 +233,8 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     def predict(self, X):
         """Deterministic linear prediction ``X @ coef_ + intercept_``."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, X, dtype=np.float64, reset=False,
+                          accept_sparse=self._accept_sparse)
         return X @ self.coef_ + self.intercept_
 
     def __sklearn_tags__(self):

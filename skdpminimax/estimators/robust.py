@@ -163,7 +163,7 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         sensitive_features : array-like of shape (n_samples,) or (n_samples, n_attrs), default=None
             Group membership; ``None`` uses the class labels as groups.
@@ -205,7 +205,8 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     def decision_function(self, X):
         """Scores: shape ``(n_samples,)`` for two classes, else ``(n_samples, n_classes)``."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, X, dtype=np.float64, reset=False,
+                          accept_sparse=self._accept_sparse)
         scores = X @ self.coef_.T + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 

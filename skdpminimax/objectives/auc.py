@@ -24,6 +24,7 @@ import numpy as np
 
 from skdpminimax.objectives.base import SaddleObjective
 from skdpminimax.objectives.scorers import LinearScorer
+from skdpminimax.privacy.mechanisms import squared_row_norms
 from skdpminimax.sets import Box, L2Ball, ProductSet
 
 __all__ = ["SquareLossAUC"]
@@ -79,7 +80,7 @@ class SquareLossAUC(SaddleObjective):
         if data.aux is not None:
             return data
         s = 0.5 + (0.5 - self.p) * data.y
-        aux = np.column_stack([s, s * data.y, np.einsum("ij,ij->i", data.X, data.X)])
+        aux = np.column_stack([s, s * data.y, squared_row_norms(data.X)])
         return type(data)(data.X, data.y, data.groups, aux, data.public_size)
 
     def _grad_parts(self, w, v, data):

@@ -10,6 +10,7 @@ so the bounds are what privacy rests on.
 from abc import ABC, abstractmethod
 
 import numpy as np
+import scipy.sparse as sp
 
 from skdpminimax.privacy.mechanisms import clipped_sum
 
@@ -59,7 +60,7 @@ class SaddleData:
         if idx is None:
             return self
         return SaddleData(
-            self.X.take(idx, axis=0),
+            self.X[idx] if sp.issparse(self.X) else self.X.take(idx, axis=0),
             None if self.y is None else self.y.take(idx),
             None if self.groups is None else self.groups.take(idx),
             None if self.aux is None else self.aux.take(idx, axis=0),

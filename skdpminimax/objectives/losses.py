@@ -10,7 +10,10 @@ overflow-free for extreme scores (log-sum-exp, ``logaddexp``).
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit, log_softmax, softmax
+
+from skdpminimax.privacy.mechanisms import squared_row_norms
 
 __all__ = ["LogisticLoss", "MultinomialLoss", "SquaredLoss", "LinearModel"]
 
@@ -134,7 +137,7 @@ class LinearModel:
 
     def row_norms(self, X):
         """``||(x_i, 1)||`` per example."""
-        return np.sqrt(np.einsum("ij,ij->i", X, X) + float(self.fit_intercept))
+        return np.sqrt(squared_row_norms(X) + float(self.fit_intercept))
 
     def weighted_grad_sum(self, X, G):
         """``sum_i G_i (x_i, 1)^T`` flattened: the primal gradient sum for score weights ``G``."""
@@ -145,5 +148,6 @@ class LinearModel:
 
     def per_example_grads(self, X, G):
         """Per-example ``G_i (x_i, 1)^T``: shape ``(m, n_params)``."""
+        X = X.toarray() if sp.issparse(X) else X
         Xa = np.column_stack([X, np.ones(X.shape[0])]) if self.fit_intercept else X
         return (G[:, :, None] * Xa[:, None, :]).reshape(X.shape[0], -1)

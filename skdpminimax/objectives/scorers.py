@@ -5,6 +5,9 @@ It reports, from public bounds only, how large a score and its gradient can be.
 """
 
 import numpy as np
+import scipy.sparse as sp
+
+from skdpminimax.privacy.mechanisms import squared_row_norms
 
 __all__ = ["LinearScorer", "MLPScorer"]
 
@@ -26,8 +29,8 @@ class LinearScorer:
         return X @ theta
 
     def score_grads(self, theta, X):
-        """Per-example ``grad_theta h(theta; x_i)``: shape ``(m, n_params)``."""
-        return X
+        """Per-example ``grad_theta h(theta; x_i)``: shape ``(m, n_params)``, dense."""
+        return X.toarray() if sp.issparse(X) else X
 
     def weighted_grad_sum(self, theta, X, weights):
         """``sum_i weights_i * grad_theta h(theta; x_i)`` without forming the Jacobian."""
@@ -35,7 +38,7 @@ class LinearScorer:
 
     def grad_norms(self, theta, X, sq_x=None):
         """Per-example ``||grad_theta h(theta; x_i)||`` (``sq_x``: precomputed ``||x_i||^2``)."""
-        return np.sqrt(np.einsum("ij,ij->i", X, X) if sq_x is None else sq_x)
+        return np.sqrt(squared_row_norms(X) if sq_x is None else sq_x)
 
     def score_bound(self, data_norm, radius):
         return data_norm * radius
@@ -125,6 +128,7 @@ class MLPScorer:
         """Per-example ``grad_theta h(theta; x_i)``: shape ``(m, n_params)`` (small cases)."""
         A, D = self._forward(theta, X)
         m = X.shape[0]
+        X = X.toarray() if sp.issparse(X) else X
         first = (D[:, :, None] * X[:, None, :]).reshape(m, -1)
         return np.hstack([first, D, A])
 
@@ -141,7 +145,7 @@ class MLPScorer:
         """
         A, D = self._forward(theta, X)
         if sq_x is None:
-            sq_x = np.einsum("ij,ij->i", X, X)
+            sq_x = squared_row_norms(X)
         sq = np.einsum("ij,ij->i", D, D) * (sq_x + 1.0) + np.einsum("ij,ij->i", A, A)
         return np.sqrt(sq)
 

@@ -7,37 +7,64 @@ sensitivity argument is made once.
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from diffprivlib.mechanisms import Geometric, GeometricTruncated
 
-__all__ = ["clip_rows", "clipped_sum", "private_count", "private_size", "row_norms"]
+__all__ = ["clip_rows", "clipped_sum", "private_count", "private_size", "row_norms",
+           "squared_row_norms"]
 
 
 def clip_rows(X, max_norm):
-    """Scale each row of ``X`` down to L2 norm at most ``max_norm`` (returns a new array).
+    """Scale each row of ``X`` down to L2 norm at most ``max_norm`` (returns a new array,
+    CSR for sparse ``X``).
 
     Rows already inside the ball are unchanged. This is how a declared ``data_norm``
     becomes a guarantee rather than an assumption.
     """
-    X = np.array(X, dtype=float, copy=True)
     norms = row_norms(X)
     too_long = norms > max_norm
-    # Divide first: max_norm / norm can underflow to 0 for norms near float max.
+    if sp.issparse(X):
+        # Divide first, as below: max_norm / norm can underflow to 0 near float max.
+        factors = np.ones(X.shape[0])
+        factors[too_long] = max_norm / norms[too_long]
+        X = sp.csr_matrix(X, dtype=float, copy=True)
+        X.data *= np.repeat(factors, np.diff(X.indptr))
+        return X
+    X = np.array(X, dtype=float, copy=True)
     X[too_long] = (X[too_long] / norms[too_long, None]) * max_norm
     return X
 
 
 def row_norms(X):
-    """L2 norm of each row of ``X``, without overflow for huge finite entries.
+    """L2 norm of each row of ``X`` (dense or sparse), without overflow for huge
+    finite entries.
 
     Each row is scaled by its largest absolute entry before squaring; a norm that
     exceeds the float range is returned as the largest float.
     """
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=float)
+        scale = np.asarray(abs(X).max(axis=1).todense(), dtype=float).ravel()
+        safe = np.where(scale > 0, scale, 1.0)
+        scaled = sp.csr_matrix((X.data / np.repeat(safe, np.diff(X.indptr)), X.indices,
+                                X.indptr), shape=X.shape)
+        sq = squared_row_norms(scaled)
+        with np.errstate(over="ignore"):
+            return np.minimum(scale * np.sqrt(sq), np.finfo(float).max)
     X = np.asarray(X, dtype=float)
     scale = np.abs(X).max(axis=1, initial=0.0)
     safe = np.where(scale > 0, scale, 1.0)
     with np.errstate(over="ignore"):
         norms = scale * np.sqrt(np.einsum("ij,ij->i", X / safe[:, None], X / safe[:, None]))
     return np.minimum(norms, np.finfo(float).max)
+
+
+def squared_row_norms(X):
+    """``||x_i||^2`` per row of ``X``, dense or sparse (no overflow guard: rows are
+    clipped to the public ``data_norm`` before any objective sees them)."""
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1), dtype=float).ravel()
+    return np.einsum("ij,ij->i", X, X)
 
 
 def clipped_sum(per_example, max_norm):

@@ -1,0 +1,100 @@
+"""Sparse X: the built-in estimators take it (as CSR) and fit exactly as on dense X."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from diffprivlib.accountant import BudgetAccountant
+from sklearn.datasets import make_classification, make_regression
+
+from skdpminimax import DPAUCMaximizer, DPGroupFairRegressor, DPRobustClassifier
+from skdpminimax.privacy.mechanisms import clip_rows, row_norms, squared_row_norms
+from skdpminimax.solvers import NoisySGDA
+
+
+def _sparse_data(n=400, d=25, seed=0):
+    rng = np.random.default_rng(seed)
+    X, y = make_classification(n, d, random_state=seed)
+    X[rng.random(X.shape) < 0.7] = 0.0
+    X[3] = 0.0  # an empty row
+    return X, y, rng.integers(0, 3, n)
+
+
+def _models():
+    kw = dict(epsilon=2.0, data_norm=4.0, random_state=0)
+    yield "auc", lambda **o: DPAUCMaximizer(pos_ratio=0.5, **kw, **o), {}
+    yield "auc-mlp", lambda **o: DPAUCMaximizer(pos_ratio=0.5, scorer="mlp", hidden_units=8,
+                                                **kw, **o), {}
+    yield "robust", lambda **o: DPRobustClassifier(**kw, **o), {"groups": True}
+    yield "fair", lambda **o: DPGroupFairRegressor(bounds=(-300.0, 300.0), **kw, **o), {
+        "regression": True}
+    yield "fair-parity", lambda **o: DPGroupFairRegressor(
+        bounds=(-300.0, 300.0), constraint="demographic_parity", **kw, **o), {"regression": True}
+
+
+MODELS = list(_models())
+
+
+def _fit_args(spec, X, y, g):
+    if spec.get("regression"):
+        Xr, yr = make_regression(X.shape[0], X.shape[1], random_state=0)
+        Xr[X == 0] = 0.0
+        return Xr, yr, {"sensitive_features": g}
+    if spec.get("groups"):
+        return X, y, {"sensitive_features": g}
+    return X, y, {}
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+@pytest.mark.parametrize("name, make, spec", MODELS, ids=[m[0] for m in MODELS])
+def test_sparse_fit_equals_dense_fit(name, make, spec, fmt):
+    # Same seed, same batches and noise: the sparse linear algebra gives the same model
+    # to rounding (and the numpy loop on sparse X the same as the compiled kernel).
+    X, y, g = _sparse_data()
+    Xd, yd, kw = _fit_args(spec, X, y, g)
+    Xs = sp.csr_matrix(Xd).asformat(fmt)
+    before = Xs.copy()
+    dense, sparse = make().fit(Xd, yd, **kw), make().fit(Xs, yd, **kw)
+    out = "decision_function" if hasattr(dense, "decision_function") else "predict"
+    a, b = getattr(dense, out)(Xd), getattr(sparse, out)(Xs)
+    np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-9 * np.abs(a).max())
+    np.testing.assert_allclose(getattr(sparse, out)(Xd), b, rtol=1e-12, atol=1e-12)
+    assert (sparse.calibration_, sparse.n_iter_) == (dense.calibration_, dense.n_iter_)
+    assert (Xs != before).nnz == 0 and Xs.format == fmt  # the caller's X is untouched
+
+
+@pytest.mark.parametrize("solver", ["nseg", "nispp", "recursive", "phased_output_perturbation"])
+def test_sparse_fit_equals_dense_fit_other_solvers(solver):
+    X, y, _ = _sparse_data()
+    make = lambda: DPAUCMaximizer(2.0, data_norm=4.0, pos_ratio=0.5, solver=solver,  # noqa: E731
+                                  random_state=0)
+    a = make().fit(X, y).decision_function(X)
+    b = make().fit(sp.csr_matrix(X), y).decision_function(X)
+    np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-9 * np.abs(a).max())
+
+
+def test_numba_backend_with_sparse_x_is_refused_before_spending():
+    X, y, _ = _sparse_data()
+    acc = BudgetAccountant()
+    model = DPAUCMaximizer(1.0, data_norm=4.0, pos_ratio=0.5, accountant=acc,
+                           solver=NoisySGDA(backend="numba"))
+    with pytest.raises(ValueError, match="dense X"):
+        model.fit(sp.csr_matrix(X), y)
+    assert acc.spent_budget == [] and not hasattr(model, "coef_")
+
+
+def test_sparse_row_helpers_match_dense():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(8, 6)) * (rng.random((8, 6)) < 0.4)
+    X[[2, 7]] = 0.0  # empty rows, one of them last
+    X[0, 0] = 1e300  # a norm beyond float range after squaring
+    Xs = sp.csr_matrix(X)
+    np.testing.assert_array_equal(row_norms(Xs), row_norms(X))
+    assert row_norms(Xs)[0] == 1e300
+    small = X[1:]
+    np.testing.assert_allclose(squared_row_norms(sp.csr_matrix(small)),
+                               np.einsum("ij,ij->i", small, small), rtol=1e-15)
+    clipped = clip_rows(Xs, 1.0)
+    assert sp.issparse(clipped)
+    np.testing.assert_allclose(clipped.toarray(), clip_rows(X, 1.0), rtol=1e-15)
+    assert row_norms(clipped).max() <= 1.0 + 1e-12
+    np.testing.assert_array_equal(Xs.toarray(), X)  # not mutated
