@@ -100,23 +100,37 @@ def datasets(data_dir=None):
     yield ("adult", Xa, Xa_test, ya, ya_test, norm_a)
 
 
-def _cap_solver(model, X_train, y_train, epsilon, clip, schedule, n_epochs):
-    # A one-step probe gives the public n_primal; z_w is calibrated (data-free) on the
-    # whole budget at the run length the fit will use.
+def _noise_plan(model, X_train, y_train, epsilon, clip, n_epochs=15):
+    """``(E, T)``: a step's primal noise energy per unit clip and the number of steps.
+
+    A one-step probe gives the public n_primal; z_w is calibrated (data-free) on the
+    whole budget and the training size at the run length the fit will use."""
     n_train = X_train.shape[0]
     objective = model(NoisySGDA(n_iter=1, clip_w=clip)).fit(X_train, y_train).objective_
-    if math.isinf(epsilon):
-        energy = 0.0
-    else:
-        calibration = NoisySGDA(clip_w=clip, n_epochs=n_epochs).calibrate(
-            objective, n_train, PrivacyBudget(epsilon, 1e-5))
-        energy = primal_noise_energy(calibration, objective.n_primal,
-                                     make_sampler("poisson", n_train, 64))
-    step = 0.7 / (clip * (1.0 + 2.0 * math.sqrt(energy) + energy / 2.0))
+    calibration = NoisySGDA(clip_w=clip, n_epochs=n_epochs).calibrate(
+        objective, n_train, PrivacyBudget(epsilon, 1e-5))
+    energy = 0.0 if math.isinf(epsilon) else primal_noise_energy(
+        calibration, objective.n_primal, make_sampler("poisson", n_train, 64))
+    return energy, calibration.n_steps
+
+
+def _capped(energy, c0=0.7):
+    """The Yang et al. reproduction's cap on step * clip."""
+    return c0 / (1.0 + 2.0 * math.sqrt(energy) + energy / 2.0)
+
+
+def _linear_decay(product, clip, n_epochs=15):
+    """Linear decay from twice the mean step ``product / clip``, last iterate."""
+    return NoisySGDA(clip_w=clip, step_size=2.0 * product / clip, schedule="linear",
+                     average="last", n_epochs=n_epochs)
+
+
+def _cap_solver(model, X_train, y_train, epsilon, clip, schedule, n_epochs):
+    energy, _ = _noise_plan(model, X_train, y_train, epsilon, clip, n_epochs)
     if schedule == "linear":
-        return NoisySGDA(clip_w=clip, step_size=2.0 * step, schedule="linear", average="last",
-                         n_epochs=n_epochs)
-    return NoisySGDA(clip_w=clip, step_size=step, average="tail", n_epochs=n_epochs)
+        return _linear_decay(_capped(energy), clip, n_epochs)
+    return NoisySGDA(clip_w=clip, step_size=_capped(energy) / clip, average="tail",
+                     n_epochs=n_epochs)
 
 
 def typical_score_grad(n_features, data_norm, hidden_units=256):
@@ -131,37 +145,23 @@ def typical_score_grad(n_features, data_norm, hidden_units=256):
     return math.sqrt(first + hidden)
 
 
-def _typ_solver(model, X_train, y_train, epsilon, data_norm, k, c0, n_epochs=15):
+def _typ_solver(model, X_train, y_train, epsilon, data_norm, k, c0):
     clip = k * typical_score_grad(X_train.shape[1], data_norm)
-    n_train = X_train.shape[0]
-    objective = model(NoisySGDA(n_iter=1, clip_w=clip)).fit(X_train, y_train).objective_
-    energy = 0.0
-    if not math.isinf(epsilon):
-        calibration = NoisySGDA(clip_w=clip, n_epochs=n_epochs).calibrate(
-            objective, n_train, PrivacyBudget(epsilon, 1e-5))
-        energy = primal_noise_energy(calibration, objective.n_primal,
-                                     make_sampler("poisson", n_train, 64))
-    step = c0 / (clip * (1.0 + 2.0 * math.sqrt(energy) + energy / 2.0))
-    return NoisySGDA(clip_w=clip, step_size=2.0 * step, schedule="linear", average="last",
-                     n_epochs=n_epochs)
+    energy, _ = _noise_plan(model, X_train, y_train, epsilon, clip)
+    return _linear_decay(_capped(energy, c0), clip)
 
 
-def _walk_solver(model, X_train, y_train, epsilon, clip, rho, n_epochs=15, per_step=None):
+def _walk_solver(model, X_train, y_train, epsilon, clip, rho, per_step=None):
     # step * clip = min(0.7, rho / sqrt(E T)): the run's accumulated noise, of norm
-    # step * clip * sqrt(E T), at most rho; without noise the cap 0.7.
-    n_train = X_train.shape[0]
-    objective = model(NoisySGDA(n_iter=1, clip_w=clip)).fit(X_train, y_train).objective_
+    # step * clip * sqrt(E T), at most rho; without noise the cap 0.7. With per_step,
+    # also a step's noise, step * clip * sqrt(E), at most per_step.
+    energy, n_steps = _noise_plan(model, X_train, y_train, epsilon, clip)
     product = 0.7
-    if not math.isinf(epsilon):
-        calibration = NoisySGDA(clip_w=clip, n_epochs=n_epochs).calibrate(
-            objective, n_train, PrivacyBudget(epsilon, 1e-5))
-        energy = primal_noise_energy(calibration, objective.n_primal,
-                                     make_sampler("poisson", n_train, 64))
-        product = min(product, rho / math.sqrt(energy * calibration.n_steps))
+    if energy > 0:
+        product = min(product, rho / math.sqrt(energy * n_steps))
         if per_step is not None:
             product = min(product, per_step / math.sqrt(energy))
-    return NoisySGDA(clip_w=clip, step_size=2.0 * product / clip, schedule="linear",
-                     average="last", n_epochs=n_epochs)
+    return _linear_decay(product, clip)
 
 
 def fit_auc(split, epsilon, seed, candidate):
