@@ -29,6 +29,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.stats import beta, norm
 from sklearn.base import clone, is_classifier
 
@@ -504,7 +505,9 @@ def audit_estimator(estimator, *, epsilon, delta=1e-5, n_runs=200, X=None, y=Non
 
     if X is None:
         X, y = _default_data(estimator)
-    X = np.array(X, dtype=float)  # a copy: the caller's data are never touched
+    # a dense copy (audits train on small data many times): the caller's data are
+    # never touched, and sparse X is audited as the same data dense
+    X = X.toarray().astype(float) if sp.issparse(X) else np.array(X, dtype=float)
     y = np.array(y)
     if canary is None:
         x_c, y_c, y_alt = _default_canary(estimator, X, y)

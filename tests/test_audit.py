@@ -10,6 +10,7 @@ gap ``2 C`` under replace-one), one full-batch step and the last iterate release
 import dataclasses
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 from sklearn.base import ClassifierMixin
 from sklearn.linear_model import LogisticRegression
@@ -236,6 +237,12 @@ def test_inputs_not_mutated_and_reproducible():
     np.testing.assert_array_equal(y, y0)
     np.testing.assert_array_equal(a.scores_in, b.scores_in)
     assert "lower bound" in a.summary()
+    # sparse X is audited as the same data dense (and left as it was)
+    Xs = sp.csr_matrix(X)
+    c = audit_estimator(auc(NoisySGDA(**gda())), epsilon=EPSILON, delta=DELTA, X=Xs, y=y,
+                        n_runs=20, random_state=7)
+    np.testing.assert_array_equal(c.scores_in, a.scores_in)
+    assert sp.issparse(Xs) and Xs.nnz == 0
 
 
 @pytest.mark.parametrize("kwargs", [{"epsilon": 0}, {"epsilon": 1, "delta": 1.5},
