@@ -453,9 +453,10 @@ def audit_estimator(estimator, *, epsilon, delta=1e-5, n_runs=200, X=None, y=Non
         The claimed delta (enters the bound).
     n_runs : int, default=200
         Training runs per data set (``2 * n_runs`` fits).
-    X, y : array-like or None
-        The data set ``D``. ``None``: ten rows at the origin with labels 0/1 (or 0
-        for regressors), where the canary's influence is all the signal.
+    X, y : array-like (``X`` also sparse) or None
+        The data set ``D`` (a sparse ``X`` is audited as the same data dense).
+        ``None``: ten rows at the origin with labels 0/1 (or 0 for regressors), where
+        the canary's influence is all the signal.
     canary : tuple or None
         ``(x, y)`` or ``(x, y, y_replacement)``. ``None``: a row at the
         ``data_norm`` bound (or the largest row norm) in the direction the data
