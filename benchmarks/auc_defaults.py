@@ -113,7 +113,7 @@ def fit_auc(X_train, y_train, X_test, y_test, data_norm, epsilon, seed, candidat
         clip = 1.0 if clip_rule == "one" else clip_rule * data_norm
         # A one-step probe gives the public constants L and d (no data values); z_w is
         # calibrated (data-free) on the whole budget, a little below the fit's own (it
-        # spends 1% of epsilon on the sample count): the rule only needs its scale.
+        # spends a share of epsilon on the sample count): the rule only needs its scale.
         probe = model(NoisySGDA(n_iter=1)).fit(X_train, y_train)
         objective = probe.objective_
         n_train = X_train.shape[0]

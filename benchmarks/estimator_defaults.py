@@ -192,6 +192,10 @@ def main():
     parser.add_argument("--n-epochs", default=None,
                         type=lambda v: v if v == "auto" else float(v),
                         help="replace the default solver's n_epochs by this one")
+    parser.add_argument("--n-samples-budget", default=None,
+                        type=lambda v: v if v == "public" else float(v),
+                        help="replace the estimators' n_samples_budget (share of epsilon "
+                             "for the private count, or 'public')")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")  # PrivacyLeakWarning etc.: a diagnosis, not a release
     start = time.perf_counter()
@@ -218,6 +222,8 @@ def main():
                     if args.clip_w is not None:
                         solver.set_params(clip_w=args.clip_w)
                     model.set_params(solver=solver)
+                if args.n_samples_budget is not None:
+                    model.set_params(n_samples_budget=args.n_samples_budget)
                 kwargs = {} if groups is None else {"sensitive_features": groups(X_train)}
                 model.fit(X_train, y_train, **kwargs)
                 scores.append(score(model, X_test, y_test))

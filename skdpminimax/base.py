@@ -69,11 +69,14 @@ MAX_DATA_NORM = 1e150
 
 
 # Docstring entries every estimator has in the same words (one text each, here).
-_SHARED_PARAMETER_DOCS = """    n_samples_budget : float in (0, 1) or "public", default=0.01
+_SHARED_PARAMETER_DOCS = """    n_samples_budget : float in (0, 1) or "public", default=0.05
         Under add/remove-one neighbours (Poisson sampling, the default) the number
         of examples is private, and the solver plans its sampling rate and number of
         steps on a released size: a private count with ``n_samples_budget *
-        epsilon`` of the budget. ``"public"`` declares ``len(X)`` public (for
+        epsilon`` of the budget (its error is about ``1 / (n_samples_budget *
+        epsilon)`` rows: at the default 5% and epsilon = 1 about 20, a few percent of
+        a few hundred rows; the earlier default, 1%, left small data sets planning on
+        sizes far off, docs/benchmarks.md). ``"public"`` declares ``len(X)`` public (for
         example a published data set's size) and spends nothing. Unused under
         replace-one solvers, where both neighbours have the same size.
     random_state : int, Generator, RandomState or None, default=None
@@ -121,7 +124,7 @@ def resolve_rng(random_state):
 # Size of the n-free dry run when the true size is private (add/remove-one).
 _PROBE_SIZE = 10_000
 # Default share of epsilon spent on the size (each estimator's n_samples_budget).
-DEFAULT_N_SAMPLES_BUDGET = 0.01
+DEFAULT_N_SAMPLES_BUDGET = 0.05
 
 
 def _dry_run(solver, probe, n_samples, budget, size_is_public):

@@ -212,3 +212,22 @@ def test_solver_info_records_the_settings_and_is_the_same_for_neighbours(solver)
     assert all(np.isfinite(infos[0][key]) and infos[0][key] > 0
                for key in ("clip_w", "clip_v", "step_size", "dual_step_size"))
     assert infos[0] == infos[1]
+
+
+def test_default_share_of_the_size_release_is_five_percent(monkeypatch):
+    # The count gets 5% of the solver's epsilon by default (1% planned small data sets
+    # on sizes far off; docs/benchmarks.md, "The private size's share").
+    import skdpminimax.base as base
+
+    seen = []
+
+    def spy(n_samples, epsilon, rng):
+        seen.append(epsilon)
+        return private_size(n_samples, epsilon, rng)
+
+    monkeypatch.setattr(base, "private_size", spy)
+    X, y = _data(400)
+    DPAUCMaximizer(epsilon=2.0, delta=1e-5, data_norm=3.0, pos_ratio=0.5,
+                   random_state=0).fit(X, y)
+    assert seen == [pytest.approx(0.05 * 2.0)]
+    assert DPAUCMaximizer().get_params()["n_samples_budget"] == 0.05
