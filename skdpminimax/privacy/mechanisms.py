@@ -23,12 +23,10 @@ def clip_rows(X, max_norm):
     """
     norms = row_norms(X)
     too_long = norms > max_norm
+    # Divide first: max_norm / norm can underflow to 0 for norms near float max.
     if sp.issparse(X):
-        # Divide first, as below: max_norm / norm can underflow to 0 near float max.
-        factors = np.ones(X.shape[0])
-        factors[too_long] = max_norm / norms[too_long]
-        X = sp.csr_matrix(X, dtype=float, copy=True)
-        X.data *= np.repeat(factors, np.diff(X.indptr))
+        X = _divide_csr_rows(X, np.where(too_long, norms, 1.0))
+        X.data *= np.repeat(np.where(too_long, max_norm, 1.0), np.diff(X.indptr))
         return X
     X = np.array(X, dtype=float, copy=True)
     X[too_long] = (X[too_long] / norms[too_long, None]) * max_norm
@@ -43,12 +41,9 @@ def row_norms(X):
     exceeds the float range is returned as the largest float.
     """
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=float)
         scale = np.asarray(abs(X).max(axis=1).todense(), dtype=float).ravel()
         safe = np.where(scale > 0, scale, 1.0)
-        scaled = sp.csr_matrix((X.data / np.repeat(safe, np.diff(X.indptr)), X.indices,
-                                X.indptr), shape=X.shape)
-        sq = squared_row_norms(scaled)
+        sq = squared_row_norms(_divide_csr_rows(X, safe))
         with np.errstate(over="ignore"):
             return np.minimum(scale * np.sqrt(sq), np.finfo(float).max)
     X = np.asarray(X, dtype=float)
@@ -57,6 +52,13 @@ def row_norms(X):
     with np.errstate(over="ignore"):
         norms = scale * np.sqrt(np.einsum("ij,ij->i", X / safe[:, None], X / safe[:, None]))
     return np.minimum(norms, np.finfo(float).max)
+
+
+def _divide_csr_rows(X, divisors):
+    """A CSR float copy of sparse ``X`` with row ``i`` divided by ``divisors[i]``."""
+    X = sp.csr_matrix(X, dtype=float, copy=True)
+    X.data /= np.repeat(divisors, np.diff(X.indptr))
+    return X
 
 
 def squared_row_norms(X):

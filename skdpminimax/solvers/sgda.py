@@ -44,7 +44,7 @@ _NONCONVEX_STEP_NOISE = 0.3
 _NONCONVEX_RUN_NOISE = 20.0
 
 
-def nonconvex_step_clip(energy, n_steps):
+def _nonconvex_step_clip(energy, n_steps):
     """Mean ``step * clip`` of the nonconvex ``"scaled"`` rule (data-free):
     ``min(0.7, 0.3 / sqrt(E), 20 / sqrt(E T))``."""
     product = _NONCONVEX_MOVE
@@ -283,7 +283,7 @@ class NoisySGDA(PrivateSolver):
                     eta = max(auto, scale / (clip_w * np.sqrt(calibration.n_steps))
                               / (1.0 + energy) ** 2)
                 elif objective.strong_convexity()[0] < 0:  # nonconvex (the MLP)
-                    eta = nonconvex_step_clip(energy, calibration.n_steps) / clip_w
+                    eta = _nonconvex_step_clip(energy, calibration.n_steps) / clip_w
                     if self.schedule == "linear":  # the mean step: start at twice it
                         eta *= 2.0
         eta_v = eta if self.dual_step_size is None else self.dual_step_size
