@@ -19,6 +19,11 @@ This module makes such searches correct:
 * :class:`PrivateSearchCV` wraps a ``GridSearchCV`` or ``RandomizedSearchCV`` and
   does both at every ``fit``.
 
+diffprivlib's models in the searched pipeline (its ``StandardScaler``, say) are
+private steps too: each of their fits is charged ``(epsilon, 0)``. They need it more
+than skdpminimax's estimators: scikit-learn's ``clone`` deep-copies their accountant,
+so in a plain search their spend would reach copies only, even with ``n_jobs=1``.
+
 The entries are spent one per fit, so the ``BudgetAccountant`` composes them (with
 its ``slack`` if set). The refit is charged one entry that covers every candidate:
 the largest total epsilon and the largest total delta of one candidate's private
@@ -31,6 +36,7 @@ from numbers import Integral
 import numpy as np
 from diffprivlib.accountant import BudgetAccountant
 from diffprivlib.utils import Budget, BudgetError, PrivacyLeakWarning
+from diffprivlib.validation import DiffprivlibMixin
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import (
     GridSearchCV,
@@ -42,20 +48,34 @@ from sklearn.model_selection import (
 from sklearn.utils.metaestimators import available_if
 
 from skdpminimax.base import DPMinimaxEstimator
-from skdpminimax.privacy.budget import PrivacyBudget
+from skdpminimax.privacy.budget import budget_entry
 from skdpminimax.privacy.ledger import LedgerGuardMixin, PrepaidLedger, fit_ledger
 
 __all__ = ["PrivateSearchCV", "charge_search", "search_budgets"]
 
 
+def _is_private(estimator):
+    # diffprivlib's models (a private StandardScaler in a Pipeline, say) spend on their
+    # accountant too, but scikit-learn's clone deep-copies it: their spend in a search
+    # would reach copies only, so the search charges them like its own estimators.
+    return isinstance(estimator, (DPMinimaxEstimator, DiffprivlibMixin))
+
+
 def _private_steps(estimator):
-    """``[(parameter path, estimator)]`` of every private estimator inside ``estimator``."""
-    steps = [("", estimator)] if isinstance(estimator, DPMinimaxEstimator) else []
+    """``[(parameter path, estimator)]`` of every private estimator inside ``estimator``:
+    skdpminimax's and diffprivlib's."""
+    steps = [("", estimator)] if _is_private(estimator) else []
     if hasattr(estimator, "get_params"):
         for name, value in estimator.get_params(deep=True).items():
-            if isinstance(value, DPMinimaxEstimator):
+            if _is_private(value):
                 steps.append((name, value))
     return steps
+
+
+def _step_ledger(step):
+    if isinstance(step, DPMinimaxEstimator):
+        return step._fit_ledger()  # refuses a ledger that is itself a pickled copy
+    return fit_ledger(step.accountant)
 
 
 def _check_search(search):
@@ -90,7 +110,9 @@ def _n_splits(search, X, y, groups):
 
 def _fit_budgets(estimator):
     """One budget per private step of ``estimator``: what one fit of it spends."""
-    return [PrivacyBudget(step.epsilon, step.delta) for _, step in _private_steps(estimator)]
+    # diffprivlib's models are pure epsilon-DP (they spend (epsilon, 0)).
+    return [budget_entry(step.epsilon, getattr(step, "delta", 0.0))
+            for _, step in _private_steps(estimator)]
 
 
 def search_budgets(search, X, y=None, *, groups=None):
@@ -102,8 +124,9 @@ def search_budgets(search, X, y=None, *, groups=None):
     Parameters
     ----------
     search : GridSearchCV or RandomizedSearchCV
-        An unfitted search over an estimator that contains skdpminimax estimators.
-        A ``RandomizedSearchCV`` needs an int ``random_state``.
+        An unfitted search over an estimator that contains skdpminimax estimators
+        or diffprivlib models (each of their fits is one entry ``(epsilon, 0)``). A
+        ``RandomizedSearchCV`` needs an int ``random_state``.
     X : array-like of shape (n_samples, n_features)
         Training data the search will be fitted on.
     y : array-like of shape (n_samples,), default=None
@@ -127,7 +150,7 @@ def search_budgets(search, X, y=None, *, groups=None):
         # The refit's candidate is unknown in advance: charge what covers every one.
         epsilon = max(sum(b.epsilon for b in fits) for fits in per_candidate)
         delta = max(sum(b.delta for b in fits) for fits in per_candidate)
-        budgets.append(PrivacyBudget(epsilon, min(delta, 1 - 1e-12)))
+        budgets.append(budget_entry(epsilon, min(delta, 1 - 1e-12)))
     return budgets
 
 
@@ -135,7 +158,8 @@ def _has_fixed_seed(search):
     """Whether a private step of some candidate has a ``random_state`` other than None."""
     for params in _candidates(search):
         candidate = clone(search.estimator).set_params(**params)
-        if any(step.random_state is not None for _, step in _private_steps(candidate)):
+        if any(getattr(step, "random_state", None) is not None
+               for _, step in _private_steps(candidate)):
             return True
     return False
 
@@ -155,8 +179,7 @@ def _caller_ledger(search, accountant):
                          "pass accountant= to say which one pays for the search.")
     if not ledgers:
         return fit_ledger(None)
-    step = next(iter(ledgers.values()))
-    return step._fit_ledger()  # refuses a ledger that is itself a pickled copy
+    return _step_ledger(next(iter(ledgers.values())))
 
 
 def _prepay(value, ledger):
@@ -262,7 +285,8 @@ def _search_has(attr):
 class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
     """A hyperparameter search whose whole privacy cost is charged before it starts.
 
-    Wraps a ``GridSearchCV`` or ``RandomizedSearchCV`` over skdpminimax estimators.
+    Wraps a ``GridSearchCV`` or ``RandomizedSearchCV`` over skdpminimax estimators
+    (or pipelines of them and of diffprivlib's models, whose fits it charges too).
     Each :meth:`fit` charges the accountant, in the calling process, one entry per
     private fit of the search (:func:`charge_search`), then runs the search with the
     estimators spending on a prepaid ledger. The search may use ``n_jobs > 1`` or
@@ -351,7 +375,7 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
             ledger = _caller_ledger(self.search, None)
         before = len(ledger.spent_budget)
         prepaid = charge_search(self.search, X, y, groups=params.get("groups"), accountant=ledger)
-        self.privacy_spent_ = [PrivacyBudget(e, d) for e, d in ledger.spent_budget[before:]]
+        self.privacy_spent_ = [budget_entry(e, d) for e, d in ledger.spent_budget[before:]]
         self.search_ = prepaid.fit(X, y, **params)
         for name in ("best_estimator_", "best_params_", "best_score_", "best_index_",
                      "cv_results_", "classes_", "n_features_in_", "feature_names_in_"):

@@ -68,6 +68,11 @@ class PrivacyBudget:
         return _PureBudget(first), PrivacyBudget(self.epsilon - first, self.delta)
 
 
+def budget_entry(epsilon, delta):
+    """``PrivacyBudget(epsilon, delta)``, or a pure epsilon-DP entry when ``delta == 0``."""
+    return _PureBudget(float(epsilon)) if delta == 0 else PrivacyBudget(epsilon, delta)
+
+
 @dataclass(frozen=True)
 class _PureBudget:
     """A pure epsilon-DP slice (delta = 0), used for counting queries."""
