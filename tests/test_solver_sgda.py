@@ -234,28 +234,28 @@ def _energy(obj, n, budget, n_iter, batch_size=64):
 
 
 @pytest.mark.parametrize("n, epsilon", [(300, np.inf), (300, 1.0), (300, 0.1),
-                                        (5000, np.inf), (2000, 5.0)])
+                                        (5000, np.inf), (2000, 5.0), (40000, np.inf)])
 def test_auto_epochs_lengthen_while_the_noise_is_small(n, epsilon):
     obj = auc_problem()[0]
     budget = PrivacyBudget(epsilon, 1e-5)
     base = int(np.ceil(15 * n / 64))
-    # the doubling ladder from 15 epochs towards 1000 steps, each rung kept only if its
+    # the doubling ladder from 15 epochs towards 8000 steps, each rung kept only if its
     # own calibration leaves a step's noise energy at most 0.5
     expected, steps = base, base
-    while steps < 1000:
-        steps = min(2 * steps, 1000)
+    while steps < 8000:
+        steps = min(2 * steps, 8000)
         if _energy(obj, n, budget, steps) > 0.5:
             break
         expected = steps
     cal = NoisySGDA(n_epochs="auto").calibrate(obj, n, budget)
     assert cal.n_steps == expected
     assert cal.n_steps >= base  # never fewer than 15 epochs
-    if n == 5000:
-        assert cal.n_steps == base  # 15 epochs are already more than 1000 steps
-    if n == 300 and np.isinf(epsilon):
-        assert cal.n_steps == 1000
+    if n == 40000:
+        assert cal.n_steps == base  # 15 epochs are already more than 8000 steps
+    if np.isinf(epsilon) and n < 40000:
+        assert cal.n_steps == 8000
     if n == 300 and epsilon == 1.0:
-        assert base < cal.n_steps < 1000  # lengthened part of the way
+        assert base < cal.n_steps < 8000  # lengthened part of the way
     if n == 300 and epsilon == 0.1:
         assert cal.n_steps == base  # the noise is too large to lengthen the run
     # the run takes the planned steps, calibrated for exactly that many

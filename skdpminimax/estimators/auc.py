@@ -82,7 +82,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         A registered solver name (see :data:`skdpminimax.solvers.SOLVERS`) or an
         object with ``calibrate`` and ``solve``. The default name ``"sgda"`` means
         ``NoisySGDA(step_size="scaled", n_epochs="auto")`` for the linear scorer
-        (steps sized from the public ``data_norm`` and the noise, and up to 1,000
+        (steps sized from the public ``data_norm`` and the noise, and up to 8,000
         of them on small data where the noise is small; the certified ``1 / L`` of
         ``step_size="auto"`` under-fits, docs/benchmarks.md) and
         ``NoisySGDA(step_size="scaled", clip_w=5.0, schedule="linear",

@@ -115,7 +115,7 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     of each step's privacy loss. Its step is sized from a public guess of the
     solution's norm (:meth:`GroupDRO.typical_solution_norm`) and shrinks with the
     noise; it is never below the certified ``1 / L``. Small data sets get more than
-    15 epochs (up to 1,000 steps) where the noise is small. All of it is public.
+    15 epochs (up to 8,000 steps) where the noise is small. All of it is public.
 
     Examples
     --------

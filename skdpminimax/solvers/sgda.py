@@ -29,7 +29,7 @@ __all__ = ["NoisySGDA"]
 # otherwise get a few dozen steps, too few to fit even without noise; where the noise
 # is large, more steps only add noise (benchmarks/estimator_defaults.py).
 _AUTO_EPOCHS = 15
-_AUTO_TARGET_STEPS = 1000
+_AUTO_TARGET_STEPS = 8000
 _AUTO_MAX_ENERGY = 0.5
 
 # step_size="scaled" on a nonconvex objective (no solution scale to aim at): the mean
@@ -82,7 +82,7 @@ class NoisySGDA(PrivateSolver):
     n_epochs : float or "auto", default=15
         Passes over the data; gives ``n_iter = ceil(n_epochs * n_samples / batch_size)``
         (for full batch, ``ceil(n_epochs)``). Ignored when ``n_iter`` is set.
-        ``"auto"``: 15 epochs, lengthened on small data sets (doubling, up to 1,000
+        ``"auto"``: 15 epochs, lengthened on small data sets (doubling, up to 8,000
         steps) as long as a step's primal noise energy relative to the clip,
         ``E = d_w (z_w s / m)^2`` after calibration for the longer run, stays at most
         0.5: more steps where the noise allows, never fewer than 15 epochs. Planned
