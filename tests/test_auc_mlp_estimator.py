@@ -30,8 +30,8 @@ def test_mlp_defaults_to_last_iterate_and_fits_nonlinear_data():
     default = DPAUCMaximizer(1.0, scorer="mlp", hidden_units=4, data_norm=3.0, pos_ratio=0.5,
                              random_state=0).fit(X, y)
     params = default.solver_.get_params()
-    assert (params["step_size"], params["clip_w"], params["schedule"], params["average"]) == (
-        "scaled", 5.0, "linear", "last")
+    assert (params["step_size"], params["clip_w"], params["schedule"], params["average"],
+            params["n_epochs"]) == ("scaled", 5.0, "linear", "last", "auto")
     # the MLP has no public solution scale: "scaled" takes its nonconvex rule
     assert default.objective_.typical_solution_norm() is None
     lin_default = DPAUCMaximizer(1.0, data_norm=3.0, pos_ratio=0.5, random_state=0).fit(X, y)

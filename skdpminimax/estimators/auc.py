@@ -86,8 +86,9 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         of them on small data where the noise is small; the certified ``1 / L`` of
         ``step_size="auto"`` under-fits, docs/benchmarks.md) and
         ``NoisySGDA(step_size="scaled", clip_w=5.0, schedule="linear",
-        average="last")`` with ``scorer="mlp"``: a linearly decaying step whose
-        product with the clip is sized from the noise (see ``NoisySGDA``), and the
+        average="last", n_epochs="auto")`` with ``scorer="mlp"``: a linearly decaying
+        step whose product with the clip is sized from the noise (see ``NoisySGDA``),
+        the same noise-aware run length, and the
         last iterate (averaging iterates of a nonconvex model is meaningless; the
         nonconvex theory, Yang et al. 2022, Thms. 3-5, and the paper's experiments
         use it). The clip 5 is about the per-example gradient norm of the 256-unit
@@ -246,7 +247,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         if isinstance(self.solver, str) and self.solver == "sgda":
             if self.scorer == "mlp":
                 return NoisySGDA(step_size="scaled", clip_w=5.0, schedule="linear",
-                                 average="last")
+                                 average="last", n_epochs="auto")
             return NoisySGDA(step_size="scaled", n_epochs="auto")
         return resolve_solver(self.solver)
 
