@@ -6,7 +6,11 @@ drops the objective's class weights, and the update follows the majority class's
 direction. This script measures what that costs and what a private
 ``diffprivlib.models.StandardScaler`` (public per-feature bounds, its own epsilon, the
 same ``BudgetAccountant``) recovers, next to a non-private ``StandardScaler`` fitted on
-the training rows (a reference, not a private pipeline).
+the training rows (a reference, not a private pipeline). diffprivlib's scaler is
+differentially private for replace-one neighbours with the row count public, so behind
+it the fit uses a replace-one solver, ``NoisySGDA(step_size="scaled", n_epochs="auto",
+sampler="without_replacement")``; the other columns use the default (Poisson,
+add/remove-one).
 
 Data: breast cancer (ships with scikit-learn; 70/30 stratified split) and a generated
 task with five features of scale 10 around 100 and 30% positives. The "public" bounds
@@ -34,6 +38,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skdpminimax import DPAUCMaximizer
+from skdpminimax.solvers import NoisySGDA
 
 
 def datasets():
@@ -62,9 +67,14 @@ def run(X_train, X_test, y_train, y_test, bounds, epsilon, scaler_epsilon, seed)
         steps = [StandardScaler() if scaler_epsilon == "public" else
                  DPStandardScaler(epsilon=scaler_epsilon, bounds=bounds, accountant=ledger,
                                   random_state=seed)]
+    # diffprivlib's scaler is DP for replace-one neighbours with the row count public:
+    # behind it the fit must be replace-one too (fixed-size batches without
+    # replacement) for the accountant's sum to be one guarantee.
+    solver = "sgda" if scaler_epsilon in (None, "public") else NoisySGDA(
+        step_size="scaled", n_epochs="auto", sampler="without_replacement")
     model = make_pipeline(*steps, DPAUCMaximizer(epsilon=epsilon, delta=1e-5,
                                                  data_norm=data_norm, accountant=ledger,
-                                                 random_state=seed))
+                                                 solver=solver, random_state=seed))
     return _auc(model.fit(X_train, y_train), X_test, y_test), ledger.total()[0]
 
 

@@ -23,6 +23,16 @@ diffprivlib's models in the searched pipeline (its ``StandardScaler``, say) are
 private steps too: each of their fits is charged ``(epsilon, 0)``. They need it more
 than skdpminimax's estimators: scikit-learn's ``clone`` deep-copies their accountant,
 so in a plain search their spend would reach copies only, even with ``n_jobs=1``.
+They are private for replace-one neighbours with the row count public; the search
+warns (:class:`~diffprivlib.utils.PrivacyLeakWarning`) when they meet a
+Poisson-sampled, add/remove-one skdpminimax fit, whose sum with them holds under
+neither relation.
+
+Private steps are looked for inside pipelines, feature unions, column transformers
+and target transformers, which fit each child once per fit. A private step under any
+other meta-estimator (a calibrated or bagged classifier, a nested search) may be
+fitted several times per fit and is refused with ``TypeError``: one entry per fit
+would under-charge it.
 
 The entries are spent one per fit, so the ``BudgetAccountant`` composes them (with
 its ``slack`` if set). The refit is charged one entry that covers every candidate:
@@ -38,6 +48,7 @@ from diffprivlib.accountant import BudgetAccountant
 from diffprivlib.utils import Budget, BudgetError, PrivacyLeakWarning
 from diffprivlib.validation import DiffprivlibMixin
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
 from sklearn.model_selection import (
     GridSearchCV,
     ParameterGrid,
@@ -45,10 +56,11 @@ from sklearn.model_selection import (
     RandomizedSearchCV,
     check_cv,
 )
+from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.metaestimators import available_if
 
 from skdpminimax.base import DPMinimaxEstimator
-from skdpminimax.privacy.budget import budget_entry
+from skdpminimax.privacy.budget import budget_entry, resolve_accountant
 from skdpminimax.privacy.ledger import LedgerGuardMixin, PrepaidLedger, fit_ledger
 
 __all__ = ["PrivateSearchCV", "charge_search", "search_budgets"]
@@ -61,23 +73,56 @@ def _is_private(estimator):
     return isinstance(estimator, (DPMinimaxEstimator, DiffprivlibMixin))
 
 
-def _private_steps(estimator):
+def _children(estimator):
+    """``[(parameter name, child)]`` of a container known to fit each child once per fit
+    of its own, or ``None`` for any other estimator."""
+    if isinstance(estimator, Pipeline):
+        return list(estimator.steps)
+    if isinstance(estimator, FeatureUnion):
+        return list(estimator.transformer_list)
+    if isinstance(estimator, ColumnTransformer):
+        return ([(name, t) for name, t, _ in estimator.transformers]
+                + [("remainder", estimator.remainder)])
+    if isinstance(estimator, TransformedTargetRegressor):
+        return [("regressor", estimator.regressor), ("transformer", estimator.transformer)]
+    return None
+
+
+def _private_steps(estimator, path=""):
     """``[(parameter path, estimator)]`` of every private estimator inside ``estimator``:
-    skdpminimax's and diffprivlib's."""
-    steps = [("", estimator)] if _is_private(estimator) else []
-    if hasattr(estimator, "get_params"):
-        for name, value in estimator.get_params(deep=True).items():
-            if _is_private(value):
-                steps.append((name, value))
+    skdpminimax's and diffprivlib's.
+
+    Only containers that fit each child once (pipelines, unions, column transformers,
+    target transformers) are searched: under any other meta-estimator (a calibrated
+    or bagged classifier, a nested search) a private step may be fitted several times
+    per fit, which one entry per fit would under-charge, so it is refused.
+    """
+    if _is_private(estimator):
+        return [(path, estimator)]
+    children = _children(estimator)
+    if children is None:
+        if hasattr(estimator, "get_params") and any(
+                _is_private(v) for v in estimator.get_params(deep=True).values()):
+            raise TypeError(
+                f"A private estimator sits inside {type(estimator).__name__}, which may fit it "
+                "several times per fit: its cost cannot be charged in advance. Search a "
+                "Pipeline (or FeatureUnion, ColumnTransformer, TransformedTargetRegressor) "
+                "of private estimators, or charge the fits yourself."
+            )
+        return []
+    steps = []
+    for name, child in children:
+        steps.extend(_private_steps(child, f"{path}__{name}" if path else name))
     return steps
 
 
-def _step_ledger(step):
-    if isinstance(step, DPMinimaxEstimator):
-        return step._fit_ledger()  # refuses a ledger that is itself a pickled copy
-    return fit_ledger(step.accountant)
-
-
+def _is_add_remove(step):
+    """Whether a skdpminimax step's solver samples Poisson batches (add/remove-one)."""
+    if not isinstance(step, DPMinimaxEstimator):
+        return False
+    solver = step._resolve_solver()
+    return (getattr(solver, "sampler", None) == "poisson"
+            and getattr(solver, "batch_size", None) is not None)
 def _check_search(search):
     if not isinstance(search, (GridSearchCV, RandomizedSearchCV)):
         raise TypeError(
@@ -136,8 +181,9 @@ def search_budgets(search, X, y=None, *, groups=None):
 
     Returns
     -------
-    budgets : list of PrivacyBudget
-        ``n_candidates x n_splits`` entries (times the number of private steps of
+    budgets : list of budgets
+        ``PrivacyBudget`` entries (``(epsilon, 0)`` ones with the same attributes for
+        diffprivlib steps): ``n_candidates x n_splits`` entries (times the number of private steps of
         each candidate), then one entry for the refit if ``search.refit``.
     """
     _check_search(search)
@@ -164,24 +210,43 @@ def _has_fixed_seed(search):
     return False
 
 
-def _caller_ledger(search, accountant):
-    """The accountant to charge: the one given, or the one the private steps share."""
-    if accountant is not None:
-        return fit_ledger(accountant)
+def _searched_steps(search):
+    """Every private step of the search's estimator and of its grids' estimator values."""
     steps = [step for _, step in _private_steps(search.estimator)]
     for grid in _grids(search):
         for values in grid.values():
             for value in values if isinstance(values, (list, tuple, np.ndarray)) else ():
                 steps.extend(step for _, step in _private_steps(value))
-    ledgers = {id(step.accountant): step for step in steps}
+    return steps
+
+
+def _caller_ledger(search, accountant):
+    """The accountant to charge: the one given, or the one the private steps share.
+
+    Inferred from skdpminimax's steps only, which share their accountant across clones
+    and refuse a pickled copy. A diffprivlib model's accountant may be a deep copy made
+    by ``clone`` (or pickling) that nothing can tell from the caller's: it is accepted
+    only if it is the very ledger the skdpminimax steps hold (or, with none of them,
+    diffprivlib's default ledger of this process); otherwise ``accountant=`` is needed.
+    """
+    if accountant is not None:
+        return fit_ledger(accountant)
+    steps = _searched_steps(search)
+    ours = [step for step in steps if isinstance(step, DPMinimaxEstimator)]
+    ledgers = {id(step._fit_ledger()): step for step in ours}
     if len(ledgers) > 1:
         raise ValueError("The private estimators of this search spend on different accountants; "
                          "pass accountant= to say which one pays for the search.")
-    if not ledgers:
-        return fit_ledger(None)
-    return _step_ledger(next(iter(ledgers.values())))
-
-
+    ledger = next(iter(ledgers.values()))._fit_ledger() if ledgers else resolve_accountant(None)
+    for step in steps:
+        if not isinstance(step, DPMinimaxEstimator) and step.accountant is not ledger:
+            raise ValueError(
+                f"The search's {type(step).__name__} spends on an accountant that is not the "
+                "one its skdpminimax estimators share (or diffprivlib's default ledger): it "
+                "may be a copy made by clone or pickling. Pass accountant= to say which "
+                "ledger pays for the search."
+            )
+    return ledger
 def _prepay(value, ledger):
     """A clone of ``value`` whose private steps spend on ``ledger`` (others as is)."""
     steps = _private_steps(value)
@@ -196,7 +261,7 @@ def _prepay(value, ledger):
 
 def _prepaid_grid(grid, ledger):
     return {key: ([_prepay(v, ledger) for v in values]
-                  if isinstance(values, (list, tuple)) else values)
+                  if isinstance(values, (list, tuple, np.ndarray)) else values)
             for key, values in grid.items()}
 
 
@@ -259,6 +324,18 @@ def charge_search(search, X, y=None, *, groups=None, accountant=None):
             "reproducible experiments.",
             PrivacyLeakWarning,
         )
+    steps = _searched_steps(search)
+    if (any(not isinstance(step, DPMinimaxEstimator) for step in steps)
+            and any(_is_add_remove(step) for step in steps)):
+        warnings.warn(
+            "This search composes diffprivlib models, which are differentially private for "
+            "replace-one neighbours with the row count public (they publish it), with "
+            "Poisson-sampled skdpminimax fits, private for add/remove-one neighbours: the "
+            "charged sum holds under neither relation (under replace-one each such fit "
+            "counts twice). Give the skdpminimax estimators a replace-one solver, e.g. "
+            "NoisySGDA(sampler='without_replacement').",
+            PrivacyLeakWarning,
+        )
     entries = [(b.epsilon, b.delta) for b in budgets]
     total = ledger.total(spent_budget=ledger.spent_budget + entries)
     if not Budget(ledger.epsilon, ledger.delta) >= total:
@@ -313,8 +390,10 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
         Its mean cross-validated score.
     cv_results_ : dict
         The search's results.
-    privacy_spent_ : list of PrivacyBudget
-        The entries charged to the accountant by the last fit, one per private fit.
+    privacy_spent_ : list of budgets
+        The entries charged to the accountant by the last fit, one per private fit:
+        ``PrivacyBudget``, or an ``(epsilon, 0)`` entry with the same ``epsilon`` and
+        ``delta`` attributes for a diffprivlib step.
 
     See Also
     --------
@@ -377,6 +456,12 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
         prepaid = charge_search(self.search, X, y, groups=params.get("groups"), accountant=ledger)
         self.privacy_spent_ = [budget_entry(e, d) for e, d in ledger.spent_budget[before:]]
         self.search_ = prepaid.fit(X, y, **params)
+        if hasattr(self.search_, "best_estimator_"):
+            # The refit model leaves the search: a later fit of it must be charged to
+            # the caller's ledger, not accepted by the prepaid one it was searched with.
+            for path, _ in _private_steps(self.search_.best_estimator_):
+                self.search_.best_estimator_.set_params(
+                    **{(path + "__" if path else "") + "accountant": ledger})
         for name in ("best_estimator_", "best_params_", "best_score_", "best_index_",
                      "cv_results_", "classes_", "n_features_in_", "feature_names_in_"):
             if hasattr(self.search_, name):

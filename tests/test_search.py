@@ -74,8 +74,11 @@ def test_private_search_charges_once_per_fit(data, n_jobs):
     search = PrivateSearchCV(grid_search(n_jobs=n_jobs), accountant=ledger).fit(X, y)
     assert ledger.spent_budget == expected_entries()
     assert [(b.epsilon, b.delta) for b in search.privacy_spent_] == expected_entries()
-    # the fits spent on the prepaid ledger, never again on the caller's
-    assert isinstance(search.best_estimator_.accountant, PrepaidLedger)
+    # the fits spent on the prepaid ledger, never again on the caller's (the equality
+    # above); the refit model leaves holding the caller's ledger, so a later fit of it
+    # is charged there
+    assert search.best_estimator_.accountant is ledger
+    assert not isinstance(search.search_.best_estimator_.accountant, PrepaidLedger)
     reference = grid_search().fit(X, y)
     assert search.best_params_ == reference.best_params_
     np.testing.assert_allclose(search.cv_results_["mean_test_score"],

@@ -241,7 +241,7 @@ class NoisySGDA(PrivateSolver):
             )
 
         calibration = plan(self._n_steps(sampler))
-        # Full batch: a step is an epoch, and 1,000 of them is no default on large data.
+        # Full batch: a step is an epoch, and thousands of them are no default on large data.
         if self.n_iter is None and self.n_epochs == "auto" and self.batch_size is not None:
             calibration = _lengthen(calibration, plan, objective.n_primal, sampler)
         return calibration
