@@ -15,15 +15,15 @@ from diffprivlib.models import GaussianNB
 from diffprivlib.models import StandardScaler as DPStandardScaler
 from diffprivlib.utils import PrivacyLeakWarning
 from sklearn.calibration import CalibratedClassifierCV
-from sklearn.compose import ColumnTransformer
+from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
 from sklearn.datasets import make_classification
 from sklearn.ensemble import BaggingClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import GridSearchCV, cross_val_score, train_test_split
-from sklearn.pipeline import make_pipeline
+from sklearn.pipeline import FeatureUnion, make_pipeline
 
-from skdpminimax import DPAUCMaximizer, DPRobustClassifier
+from skdpminimax import DPAUCMaximizer, DPGroupFairRegressor, DPRobustClassifier
 from skdpminimax.search import PrivateSearchCV, search_budgets
 from skdpminimax.solvers import NoisySGDA
 
@@ -233,3 +233,28 @@ def test_search_fits_spend_on_the_prepaid_ledger_not_on_copies_of_the_callers():
     # (a step the search did not re-point to the prepaid ledger) would show up here.
     assert [(e, d) for _, e, d in _RecordingLedger.spends] == [(0.5, 0.0), (1.0, 1e-5)] * 2
     assert {i for i, _, _ in _RecordingLedger.spends} == {id(ledger)}
+
+
+def test_feature_union_and_target_transformer_steps_are_charged():
+    X_train, _, y_train, _ = _offset_data()
+    ledger = BudgetAccountant()
+    union = FeatureUnion([
+        ("a", DPStandardScaler(epsilon=0.25, bounds=BOUNDS, accountant=ledger)),
+        ("b", DPStandardScaler(epsilon=0.5, bounds=BOUNDS, accountant=ledger)),
+    ])
+    model = make_pipeline(union, DPAUCMaximizer(epsilon=1.0, data_norm=20.0,
+                                                accountant=ledger, solver=_replace_one()))
+    PrivateSearchCV(GridSearchCV(model, {}, cv=2, refit=False),
+                    accountant=ledger).fit(X_train, y_train)
+    assert sorted(e for e, _ in ledger.spent_budget) == [0.25, 0.25, 0.5, 0.5, 1.0, 1.0]
+
+    ledger = BudgetAccountant()
+    regressor = TransformedTargetRegressor(
+        regressor=make_pipeline(DPStandardScaler(epsilon=0.5, bounds=BOUNDS,
+                                                 accountant=ledger),
+                                DPGroupFairRegressor(epsilon=1.0, data_norm=20.0,
+                                                     bounds=(-1.0, 2.0), accountant=ledger,
+                                                     solver=_replace_one())),
+        func=lambda y: y, inverse_func=lambda y: y, check_inverse=False)
+    search = GridSearchCV(regressor, {}, cv=2, refit=False)
+    assert len(search_budgets(search, X_train, y_train.astype(float))) == 4
