@@ -30,9 +30,13 @@ neither relation.
 
 Private steps are looked for inside pipelines, feature unions, column transformers
 and target transformers, which fit each child once per fit. A private step under any
-other meta-estimator (a calibrated or bagged classifier, a nested search) may be
-fitted several times per fit and is refused with ``TypeError``: one entry per fit
-would under-charge it.
+other meta-estimator (a calibrated or bagged classifier, a nested search, or one
+hidden in a list parameter) may be fitted several times per fit and is refused with
+``TypeError``: one entry per fit would under-charge it. Before anything is spent, every
+private step of every candidate is checked to hold the prepaid ledger. In one process
+the fits consume the prepaid entries (no more than was charged can be spent), and
+:class:`PrivateSearchCV` closes the prepaid ledger when its search has run; a prepaid
+ledger is never accepted as the ledger to charge.
 
 The entries are spent one per fit, so the ``BudgetAccountant`` composes them (with
 its ``slack`` if set). The refit is charged one entry that covers every candidate:
@@ -101,8 +105,8 @@ def _private_steps(estimator, path=""):
         return [(path, estimator)]
     children = _children(estimator)
     if children is None:
-        if hasattr(estimator, "get_params") and any(
-                _is_private(v) for v in estimator.get_params(deep=True).values()):
+        if hasattr(estimator, "get_params") and _holds_private(
+                list(estimator.get_params(deep=False).values())):
             raise TypeError(
                 f"A private estimator sits inside {type(estimator).__name__}, which may fit it "
                 "several times per fit: its cost cannot be charged in advance. Search a "
@@ -116,13 +120,32 @@ def _private_steps(estimator, path=""):
     return steps
 
 
+def _holds_private(value):
+    """Whether a private estimator hides anywhere in ``value``: parameters of
+    estimators, and the items of lists, tuples and dicts (fail closed)."""
+    if _is_private(value):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_private(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_private(v) for v in value.values())
+    if hasattr(value, "get_params") and not isinstance(value, type):
+        return _holds_private(list(value.get_params(deep=False).values()))
+    return False
+
+
 def _is_add_remove(step):
     """Whether a skdpminimax step's solver samples Poisson batches (add/remove-one)."""
     if not isinstance(step, DPMinimaxEstimator):
         return False
-    solver = step._resolve_solver()
+    try:
+        solver = step._resolve_solver()
+    except (TypeError, ValueError):
+        return False  # the fit will refuse it; no warning to give here
     return (getattr(solver, "sampler", None) == "poisson"
             and getattr(solver, "batch_size", None) is not None)
+
+
 def _check_search(search):
     if not isinstance(search, (GridSearchCV, RandomizedSearchCV)):
         raise TypeError(
@@ -230,7 +253,7 @@ def _caller_ledger(search, accountant):
     diffprivlib's default ledger of this process); otherwise ``accountant=`` is needed.
     """
     if accountant is not None:
-        return fit_ledger(accountant)
+        return _not_prepaid(fit_ledger(accountant))
     steps = _searched_steps(search)
     ours = [step for step in steps if isinstance(step, DPMinimaxEstimator)]
     ledgers = {id(step._fit_ledger()): step for step in ours}
@@ -246,9 +269,23 @@ def _caller_ledger(search, accountant):
                 "may be a copy made by clone or pickling. Pass accountant= to say which "
                 "ledger pays for the search."
             )
+    return _not_prepaid(ledger)
+
+
+def _not_prepaid(ledger):
+    if isinstance(ledger, PrepaidLedger):
+        raise ValueError(
+            "The ledger to charge is a prepaid ledger, left by an earlier charged search: "
+            "charging it would charge no one. Pass accountant= (your BudgetAccountant)."
+        )
     return ledger
 def _prepay(value, ledger):
-    """A clone of ``value`` whose private steps spend on ``ledger`` (others as is)."""
+    """``value`` with its private steps spending on ``ledger``: estimators are cloned,
+    lists and tuples (a ``steps`` value, say) rebuilt item by item, the rest kept."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_prepay(v, ledger) for v in value)
+    if not hasattr(value, "get_params") or isinstance(value, type):
+        return value
     steps = _private_steps(value)
     if not steps:
         return value
@@ -263,6 +300,20 @@ def _prepaid_grid(grid, ledger):
     return {key: ([_prepay(v, ledger) for v in values]
                   if isinstance(values, (list, tuple, np.ndarray)) else values)
             for key, values in grid.items()}
+
+
+def _check_prepaid(search, ledger):
+    """Every private step of every candidate spends on ``ledger`` (else nothing is spent)."""
+    for params in _candidates(search):
+        candidate = clone(search.estimator).set_params(**params)
+        for _, step in _private_steps(candidate):
+            if step.accountant is not ledger:
+                raise ValueError(
+                    f"A {type(step).__name__} of this search could not be given the prepaid "
+                    "ledger (it hides in a grid value this search cannot rebuild); nothing "
+                    "was spent. Put private estimators in the grid as estimators or lists "
+                    "of estimators."
+                )
 
 
 def charge_search(search, X, y=None, *, groups=None, accountant=None):
@@ -313,6 +364,11 @@ def charge_search(search, X, y=None, *, groups=None, accountant=None):
     estimator gives every fit the same noise; the search then warns
     (:class:`~diffprivlib.utils.PrivacyLeakWarning`) that the charge does not hold.
     """
+    return _charge_search(search, X, y, groups, accountant)[0]
+
+
+def _charge_search(search, X, y, groups, accountant):
+    """:func:`charge_search`, returning the prepaid search and its prepaid ledger."""
     budgets = search_budgets(search, X, y, groups=groups)
     ledger = _caller_ledger(search, accountant)
     if _has_fixed_seed(search):
@@ -324,18 +380,33 @@ def charge_search(search, X, y=None, *, groups=None, accountant=None):
             "reproducible experiments.",
             PrivacyLeakWarning,
         )
-    steps = _searched_steps(search)
-    if (any(not isinstance(step, DPMinimaxEstimator) for step in steps)
-            and any(_is_add_remove(step) for step in steps)):
+    if _mixes_relations(search):
         warnings.warn(
             "This search composes diffprivlib models, which are differentially private for "
             "replace-one neighbours with the row count public (they publish it), with "
             "Poisson-sampled skdpminimax fits, private for add/remove-one neighbours: the "
-            "charged sum holds under neither relation (under replace-one each such fit "
-            "counts twice). Give the skdpminimax estimators a replace-one solver, e.g. "
+            "charged sum holds under neither relation (under replace-one such an "
+            "(epsilon, delta) fit is only (2 epsilon, (1 + e^epsilon) delta)-DP). Give the "
+            "skdpminimax estimators a replace-one solver, e.g. "
             "NoisySGDA(sampler='without_replacement').",
             PrivacyLeakWarning,
         )
+    return _charge(search, budgets, ledger)
+
+
+def _mixes_relations(search):
+    """Whether a candidate holds a diffprivlib step and a Poisson-sampled skdpminimax one
+    (a heuristic read from the solvers' settings)."""
+    for params in _candidates(search):
+        steps = [step for _, step in _private_steps(clone(search.estimator).set_params(**params))]
+        if (any(not isinstance(step, DPMinimaxEstimator) for step in steps)
+                and any(_is_add_remove(step) for step in steps)):
+            return True
+    return False
+
+
+def _charge(search, budgets, ledger):
+    """Spend ``budgets`` on ``ledger`` (all or nothing); the prepaid search and ledger."""
     entries = [(b.epsilon, b.delta) for b in budgets]
     total = ledger.total(spent_budget=ledger.spent_budget + entries)
     if not Budget(ledger.epsilon, ledger.delta) >= total:
@@ -343,16 +414,18 @@ def charge_search(search, X, y=None, *, groups=None, accountant=None):
             f"The search needs {len(entries)} private fits totalling {tuple(total)}; the "
             f"accountant has {ledger.remaining()} left. Nothing was spent."
         )
-    for epsilon, delta in entries:
-        ledger.spend(epsilon, delta)
     prepaid = PrepaidLedger(entries)
     grid_name = "param_grid" if isinstance(search, GridSearchCV) else "param_distributions"
     grids = [_prepaid_grid(g, prepaid) for g in _grids(search)]
     original = getattr(search, grid_name)
-    return clone(search).set_params(**{
+    prepaid_search = clone(search).set_params(**{
         "estimator": _prepay(search.estimator, prepaid),
         grid_name: grids[0] if isinstance(original, dict) else grids,
     })
+    _check_prepaid(prepaid_search, prepaid)
+    for epsilon, delta in entries:
+        ledger.spend(epsilon, delta)
+    return prepaid_search, prepaid
 
 
 def _search_has(attr):
@@ -453,9 +526,13 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
         if self.accountant is None:
             ledger = _caller_ledger(self.search, None)
         before = len(ledger.spent_budget)
-        prepaid = charge_search(self.search, X, y, groups=params.get("groups"), accountant=ledger)
+        prepaid, prepaid_ledger = _charge_search(self.search, X, y, params.get("groups"),
+                                                 ledger)
         self.privacy_spent_ = [budget_entry(e, d) for e, d in ledger.spent_budget[before:]]
-        self.search_ = prepaid.fit(X, y, **params)
+        try:
+            self.search_ = prepaid.fit(X, y, **params)
+        finally:
+            prepaid_ledger.close()  # no fit may spend on it any more, in this process
         if hasattr(self.search_, "best_estimator_"):
             # The refit model leaves the search: a later fit of it must be charged to
             # the caller's ledger, not accepted by the prepaid one it was searched with.

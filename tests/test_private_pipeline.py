@@ -14,6 +14,7 @@ from diffprivlib import BudgetAccountant
 from diffprivlib.models import GaussianNB
 from diffprivlib.models import StandardScaler as DPStandardScaler
 from diffprivlib.utils import PrivacyLeakWarning
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
 from sklearn.datasets import make_classification
@@ -21,7 +22,7 @@ from sklearn.ensemble import BaggingClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import GridSearchCV, cross_val_score, train_test_split
-from sklearn.pipeline import FeatureUnion, make_pipeline
+from sklearn.pipeline import FeatureUnion, Pipeline, make_pipeline
 
 from skdpminimax import DPAUCMaximizer, DPGroupFairRegressor, DPRobustClassifier
 from skdpminimax.search import PrivateSearchCV, search_budgets
@@ -258,3 +259,59 @@ def test_feature_union_and_target_transformer_steps_are_charged():
         func=lambda y: y, inverse_func=lambda y: y, check_inverse=False)
     search = GridSearchCV(regressor, {}, cv=2, refit=False)
     assert len(search_budgets(search, X_train, y_train.astype(float))) == 4
+
+
+class _ListEnsemble(ClassifierMixin, BaseEstimator):
+    """A meta-estimator holding its members in a list (get_params does not see them)."""
+
+    def __init__(self, members=()):
+        self.members = members
+
+    def fit(self, X, y):
+        self.fitted_ = [clone(m).fit(X, y) for m in self.members]
+        return self
+
+
+def test_private_steps_hidden_in_a_list_parameter_are_refused():
+    X_train, _, y_train, _ = _offset_data()
+    ledger = BudgetAccountant()
+    ensemble = _ListEnsemble([DPAUCMaximizer(epsilon=1.0, data_norm=10.0, accountant=ledger)])
+    with pytest.raises(TypeError, match="several times"):
+        PrivateSearchCV(GridSearchCV(ensemble, {}, cv=2), accountant=ledger).fit(X_train,
+                                                                                 y_train)
+    assert ledger.spent_budget == []
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_estimators_in_list_and_array_grid_values_spend_on_the_prepaid_ledger(n_jobs):
+    X_train, _, y_train, _ = _offset_data()
+    ledger = BudgetAccountant()
+    scaler = DPStandardScaler(epsilon=0.5, bounds=BOUNDS, accountant=ledger)
+    model = DPAUCMaximizer(epsilon=2.0, data_norm=10.0, accountant=ledger,
+                           solver=_replace_one())
+    base = Pipeline([("m", DPAUCMaximizer(epsilon=1.0, data_norm=10.0, accountant=ledger,
+                                          solver=_replace_one()))])
+    # a whole steps list as a grid value, and estimators in an object array
+    for grid in ({"steps": [[("s", scaler), ("m", model)]]},
+                 {"m": np.array([model], dtype=object)}):
+        ledger = BudgetAccountant()
+        for step in (scaler, model, base.named_steps["m"]):
+            step.set_params(accountant=ledger)
+        search = GridSearchCV(base, grid, cv=2, n_jobs=n_jobs)
+        expected = [(b.epsilon, b.delta) for b in search_budgets(search, X_train, y_train)]
+        PrivateSearchCV(search, accountant=ledger).fit(X_train, y_train)
+        assert ledger.spent_budget == expected
+
+
+@pytest.mark.filterwarnings("ignore:No sensitive_features")
+def test_target_transformer_steps_are_charged_when_the_search_runs():
+    X_train, _, y_train, _ = _offset_data()
+    ledger = BudgetAccountant()
+    regressor = TransformedTargetRegressor(
+        regressor=DPGroupFairRegressor(epsilon=1.0, data_norm=20.0, bounds=(-2.0, 2.0),
+                                       accountant=ledger, solver=_replace_one()),
+        transformer=DPStandardScaler(epsilon=0.5, bounds=(-1.0, 2.0), accountant=ledger),
+        check_inverse=False)
+    search = GridSearchCV(regressor, {}, cv=2, refit=False)
+    PrivateSearchCV(search, accountant=ledger).fit(X_train, y_train.astype(float))
+    assert sorted(ledger.spent_budget) == [(0.5, 0.0)] * 2 + [(1.0, 1e-5)] * 2

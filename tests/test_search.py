@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from diffprivlib.accountant import BudgetAccountant
 from diffprivlib.utils import BudgetError, PrivacyLeakWarning
+from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
@@ -117,8 +118,35 @@ def test_prepaid_ledger_refuses_a_fit_it_did_not_prepay(data):
     X, y = data
     prepaid = charge_search(grid_search(), X, y, accountant=BudgetAccountant())
     greedy = prepaid.estimator.set_params(epsilon=5.0)
-    with pytest.raises(BudgetError, match="prepaid only"):
+    with pytest.raises(BudgetError, match="does not cover it"):
         greedy.fit(X, y)
+
+
+def test_prepaid_ledger_is_consumed_and_closed(data):
+    # In one process the prepaid entries are consumed: fits beyond them are refused,
+    # and PrivateSearchCV closes the ledger once its search has run.
+    X, y = data
+    ledger = BudgetAccountant()
+    prepaid = charge_search(grid_search(), X, y, accountant=ledger)
+    for _ in range(len(ledger.spent_budget)):  # 2 x 2 fits + 1 refit, all of epsilon 1
+        clone(prepaid.estimator).fit(X, y)
+    with pytest.raises(BudgetError, match="does not cover it"):
+        clone(prepaid.estimator).fit(X, y)
+    search = PrivateSearchCV(grid_search(), accountant=ledger).fit(X, y)
+    with pytest.raises(BudgetError, match="closed"):
+        clone(search.search_.estimator).fit(X, y)
+
+
+def test_a_prepaid_ledger_is_not_the_callers(data):
+    X, y = data
+    ledger = BudgetAccountant()
+    prepaid = charge_search(grid_search(), X, y, accountant=ledger)
+    spent = list(ledger.spent_budget)
+    with pytest.raises(ValueError, match="prepaid ledger"):
+        PrivateSearchCV(prepaid).fit(X, y)  # inferred from its estimators
+    with pytest.raises(ValueError, match="prepaid ledger"):
+        PrivateSearchCV(grid_search(), accountant=prepaid.estimator.accountant).fit(X, y)
+    assert ledger.spent_budget == spent
 
 
 def test_randomized_search_needs_int_random_state(data):

@@ -42,9 +42,12 @@ class PrepaidLedger(BudgetAccountant):
 
     Made by :func:`skdpminimax.search.charge_search` after it has spent one entry
     per fit of a search on the caller's accountant. Estimators of that search spend
-    on this ledger instead, in whichever process they run: a spend is accepted if it
-    is covered by one of the prepaid per-fit budgets and is recorded locally (in the
-    worker's copy) without being charged again.
+    on this ledger instead, in whichever process they run: a spend is accepted if
+    what is left of one of the prepaid entries covers it, consumes that much of it,
+    and is recorded locally (in the worker's copy) without being charged again. In
+    one process every clone shares the ledger (``deepcopy`` returns it), so the fits
+    there spend at most what was charged; :class:`~skdpminimax.search.PrivateSearchCV`
+    closes it when its search has run, after which every spend is refused.
 
     Parameters
     ----------
@@ -56,23 +59,63 @@ class PrepaidLedger(BudgetAccountant):
     **Privacy.** The prepaid ledger adds no accounting of its own: the guarantee is
     the composition, by the caller's ``BudgetAccountant``, of the entries
     :func:`~skdpminimax.search.charge_search` spent (one per fit). A fit whose
-    ``(epsilon, delta)`` exceeds every prepaid budget is refused with
-    :class:`~diffprivlib.utils.BudgetError` before it touches the data.
+    ``(epsilon, delta)`` exceeds what is left of every prepaid entry, or that comes
+    after the ledger was closed, is refused with :class:`~diffprivlib.utils.BudgetError`
+    before it touches the data.
     """
 
     def __init__(self, prepaid=()):
         super().__init__()  # no ceiling of its own: the caller's ledger enforced it
-        self.prepaid = tuple(sorted({(float(e), float(d)) for e, d in prepaid}))
+        entries = [(float(e), float(d)) for e, d in prepaid]
+        self.prepaid = tuple(sorted(set(entries)))
+        # What is left of each prepaid entry: a fit consumes (part of) one, so in one
+        # process the search's fits together spend at most what was charged (the
+        # refit's entry, a sum over the candidate's private steps, serves several).
+        self._remaining = sorted([e, d] for e, d in entries)
+        self.closed = False
+
+    def _covering(self, epsilon, delta):
+        """Index of the smallest remaining entry that covers ``(epsilon, delta)``."""
+        tol = 1e-12
+        for i, (e, d) in enumerate(self._remaining):
+            if epsilon <= e + tol and delta <= d + tol:
+                return i
+        return None
 
     def check(self, epsilon, delta):
-        """Accept ``(epsilon, delta)`` if a prepaid per-fit budget covers it."""
+        """Accept ``(epsilon, delta)`` if what is left of a prepaid entry covers it."""
         super().check(epsilon, delta)
-        if any(epsilon <= e and delta <= d for e, d in self.prepaid):
+        if self.closed:
+            raise BudgetError(
+                "This prepaid ledger is closed: the search it was charged for has run. Fit "
+                "with your own accountant (set_params(accountant=...)) to be charged again."
+            )
+        if self._covering(epsilon, delta) is not None:
             return True
         raise BudgetError(
-            f"A fit asks for ({epsilon}, {delta}) but this search prepaid only {list(self.prepaid)} "
-            "per fit; charge the search again with the budgets it uses."
+            f"A fit asks for ({epsilon}, {delta}) but what is left of this search's prepaid "
+            f"entries does not cover it (prepaid per fit: {list(self.prepaid)}); charge the "
+            "search again with the budgets it uses."
         )
+
+    def spend(self, epsilon, delta):
+        """Record ``(epsilon, delta)`` and consume it from a covering prepaid entry."""
+        super().spend(epsilon, delta)  # checks first
+        entry = self._remaining[self._covering(epsilon, delta)]
+        entry[0] -= epsilon
+        entry[1] -= delta
+        self._remaining.sort()
+        return self
+
+    def close(self):
+        """Refuse every later spend (the search has run)."""
+        self.closed = True
+
+    def __deepcopy__(self, memo):
+        # scikit-learn's clone deep-copies a diffprivlib model's accountant: in one
+        # process every clone must share this ledger, so that its entries are consumed
+        # once and closing it reaches them all. (Pickling, to a worker, still copies.)
+        return self
 
     def __repr__(self):
         return f"PrepaidLedger(prepaid={list(self.prepaid)}, n_spent={len(self.spent_budget)})"
