@@ -206,8 +206,9 @@ def search_budgets(search, X, y=None, *, groups=None):
     -------
     budgets : list of budgets
         ``PrivacyBudget`` entries (``(epsilon, 0)`` ones with the same attributes for
-        diffprivlib steps): ``n_candidates x n_splits`` entries (times the number of private steps of
-        each candidate), then one entry for the refit if ``search.refit``.
+        diffprivlib steps): ``n_candidates x n_splits`` entries (times the number of
+        private steps of each candidate), then one entry for the refit if
+        ``search.refit``.
     """
     _check_search(search)
     n_splits = _n_splits(search, X, y, groups)
@@ -279,6 +280,8 @@ def _not_prepaid(ledger):
             "charging it would charge no one. Pass accountant= (your BudgetAccountant)."
         )
     return ledger
+
+
 def _prepay(value, ledger):
     """``value`` with its private steps spending on ``ledger``: estimators are cloned,
     lists and tuples (a ``steps`` value, say) rebuilt item by item, the rest kept."""
