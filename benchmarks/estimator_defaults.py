@@ -66,53 +66,59 @@ def _split(X, y, stratify=True):
     return X_train, X_test, y_train, y_test, data_norm
 
 
+def _auc(model, X, y):
+    return 100.0 * roc_auc_score(y, model.decision_function(X))
+
+
+def _worst_class(model, X, y):  # groups = classes
+    return 100.0 * worst_group_accuracy(y, model.predict(X), sensitive_features=y)
+
+
+def _worst_group_r2(groups):
+    # What the minimax-loss regressor optimises: its worst group's squared error,
+    # as 1 - MSE_g / var(y) (higher is better, like R^2).
+    def score(model, X, y):
+        mse = worst_group_loss(y, model.predict(X), sensitive_features=groups(X))
+        return 100.0 * (1.0 - mse / np.var(y))
+    return score
+
+
+def _make_auc(epsilon, seed, data_norm, y_train):
+    return DPAUCMaximizer(epsilon=epsilon, delta=1e-5, data_norm=data_norm,
+                          pos_ratio=float(np.mean(y_train)), random_state=seed)
+
+
+def _make_robust(epsilon, seed, data_norm, y_train):
+    # groups = classes, their frequencies declared public
+    labels, counts = np.unique(y_train, return_counts=True)
+    return DPRobustClassifier(epsilon=epsilon, delta=1e-5, data_norm=data_norm,
+                              group_ratios=dict(zip(labels, counts / counts.sum())),
+                              random_state=seed)
+
+
 def tasks(data_dir=None):
     """(estimator, data, split, make(epsilon, seed, data_norm, y_train), score, baseline,
     groups(X) or None)."""
-    def auc(model, X, y):
-        return 100.0 * roc_auc_score(y, model.decision_function(X))
-
-    def worst(model, X, y):  # groups = classes
-        return 100.0 * worst_group_accuracy(y, model.predict(X), sensitive_features=y)
-
-    def worst_group_r2(groups):
-        # What the minimax-loss regressor optimises: its worst group's squared error,
-        # as 1 - MSE_g / var(y) (higher is better, like R^2).
-        def score(model, X, y):
-            mse = worst_group_loss(y, model.predict(X), sensitive_features=groups(X))
-            return 100.0 * (1.0 - mse / np.var(y))
-        return score
-
     X, y = load_breast_cancer(return_X_y=True)
     cancer = _split(X, y)
     X, y = load_digits(return_X_y=True)
     digits = _split(X, (y < 5).astype(int))
 
-    def make_auc(epsilon, seed, data_norm, y_train):
-        return DPAUCMaximizer(epsilon=epsilon, delta=1e-5, data_norm=data_norm,
-                              pos_ratio=float(np.mean(y_train)), random_state=seed)
-
     for name, split in (("breast cancer", cancer), ("digits 0-4 vs 5-9", digits)):
-        yield ("DPAUCMaximizer", name, split, make_auc, auc, LogisticRegression(max_iter=5000),
+        yield ("DPAUCMaximizer", name, split, _make_auc, _auc, LogisticRegression(max_iter=5000),
                None)
-
-    def make_robust(epsilon, seed, data_norm, y_train):
-        labels, counts = np.unique(y_train, return_counts=True)
-        return DPRobustClassifier(epsilon=epsilon, delta=1e-5, data_norm=data_norm,
-                                  group_ratios=dict(zip(labels, counts / counts.sum())),
-                                  random_state=seed)
 
     for name, loader in (("iris", load_iris), ("wine", load_wine)):
         X, y = loader(return_X_y=True)
-        yield ("DPRobustClassifier", name, _split(X, y), make_robust, worst,
+        yield ("DPRobustClassifier", name, _split(X, y), _make_robust, _worst_class,
                LogisticRegression(max_iter=5000), None)
 
     X, y = make_classification(n_samples=3000, n_features=20, n_informative=8, n_classes=3,
                                n_clusters_per_class=1, flip_y=0.05, random_state=0)
-    yield ("DPRobustClassifier", "synthetic 3 classes", _split(X, y), make_robust, worst,
+    yield ("DPRobustClassifier", "synthetic 3 classes", _split(X, y), _make_robust, _worst_class,
            LogisticRegression(max_iter=5000), None)
     X, y = load_digits(return_X_y=True)
-    yield ("DPRobustClassifier", "digits 10 classes", _split(X, y), make_robust, worst,
+    yield ("DPRobustClassifier", "digits 10 classes", _split(X, y), _make_robust, _worst_class,
            LogisticRegression(max_iter=5000), None)
 
     X, y = load_diabetes(return_X_y=True)
@@ -125,7 +131,7 @@ def tasks(data_dir=None):
     def sex(X):  # column 1 of the diabetes data, standardised
         return (X[:, 1] > 0).astype(int)
 
-    yield ("DPGroupFairRegressor", "diabetes", diabetes, make_fair, worst_group_r2(sex),
+    yield ("DPGroupFairRegressor", "diabetes", diabetes, make_fair, _worst_group_r2(sex),
            LinearRegression(), sex)
 
     X, y = make_regression(n_samples=3000, n_features=20, n_informative=10, noise=30.0,
@@ -141,7 +147,7 @@ def tasks(data_dir=None):
         return (X[:, 0] > 0).astype(int) + (X[:, 1] > 1).astype(int)
 
     yield ("DPGroupFairRegressor", "synthetic 3 groups", synth, make_fair_synth,
-           worst_group_r2(first_sign),
+           _worst_group_r2(first_sign),
            LinearRegression(), first_sign)
 
     if data_dir is None:
@@ -150,7 +156,7 @@ def tasks(data_dir=None):
     Xa, ya, ga, Xa_test, ya_test, ga_test, norm_a = load_adult(data_dir / "adult")
     codes = {g: i for i, g in enumerate(sorted(set(ga)))}
     adult = (Xa, Xa_test, ya, ya_test, norm_a)
-    yield ("DPAUCMaximizer", "adult", adult, make_auc, auc, LogisticRegression(max_iter=5000),
+    yield ("DPAUCMaximizer", "adult", adult, _make_auc, _auc, LogisticRegression(max_iter=5000),
            None)
 
     def race_sex(X):  # the groups travel with the rows: look them up by position
@@ -180,7 +186,7 @@ def tasks(data_dir=None):
         return DPGroupFairRegressor(epsilon=epsilon, delta=1e-5, data_norm=data_norm,
                                     bounds=(-4.0, 4.0), random_state=seed)
 
-    yield ("DPGroupFairRegressor", "law school (race)", law, make_fair_law, worst_group_r2(race),
+    yield ("DPGroupFairRegressor", "law school (race)", law, make_fair_law, _worst_group_r2(race),
            LinearRegression(), race)
 
 
@@ -188,47 +194,25 @@ def held_out_tasks():
     """Tasks not used to choose any default (checked after the choice), same format."""
     from sklearn.datasets import make_friedman1
 
-    def auc(model, X, y):
-        return 100.0 * roc_auc_score(y, model.decision_function(X))
-
-    def worst(model, X, y):
-        return 100.0 * worst_group_accuracy(y, model.predict(X), sensitive_features=y)
-
-    def make_auc(epsilon, seed, data_norm, y_train):
-        return DPAUCMaximizer(epsilon=epsilon, delta=1e-5, data_norm=data_norm,
-                              pos_ratio=float(np.mean(y_train)), random_state=seed)
-
     X, y = make_classification(12000, 40, n_informative=12, weights=[0.85], flip_y=0.03,
                                random_state=4)
-    yield ("DPAUCMaximizer", "synthetic d=40, 15% positive", _split(X, y), make_auc, auc,
+    yield ("DPAUCMaximizer", "synthetic d=40, 15% positive", _split(X, y), _make_auc, _auc,
            LogisticRegression(max_iter=5000), None)
     X, y = load_digits(return_X_y=True)
-    yield ("DPAUCMaximizer", "digits odd vs even", _split(X, y % 2), make_auc, auc,
+    yield ("DPAUCMaximizer", "digits odd vs even", _split(X, y % 2), _make_auc, _auc,
            LogisticRegression(max_iter=5000), None)
     X, y = load_wine(return_X_y=True)
-    yield ("DPAUCMaximizer", "wine class 0 vs rest", _split(X, (y == 0).astype(int)), make_auc,
-           auc, LogisticRegression(max_iter=5000), None)
-
-    def make_robust(epsilon, seed, data_norm, y_train):
-        labels, counts = np.unique(y_train, return_counts=True)
-        return DPRobustClassifier(epsilon=epsilon, delta=1e-5, data_norm=data_norm,
-                                  group_ratios=dict(zip(labels, counts / counts.sum())),
-                                  random_state=seed)
+    yield ("DPAUCMaximizer", "wine class 0 vs rest", _split(X, (y == 0).astype(int)), _make_auc,
+           _auc, LogisticRegression(max_iter=5000), None)
 
     X, y = make_classification(n_samples=4000, n_features=30, n_informative=10, n_classes=5,
                                n_clusters_per_class=1, weights=[0.4, 0.25, 0.15, 0.12, 0.08],
                                flip_y=0.02, random_state=3)
-    yield ("DPRobustClassifier", "synthetic 5 classes", _split(X, y), make_robust, worst,
+    yield ("DPRobustClassifier", "synthetic 5 classes", _split(X, y), _make_robust, _worst_class,
            LogisticRegression(max_iter=5000), None)
     X, y = load_breast_cancer(return_X_y=True)
-    yield ("DPRobustClassifier", "breast cancer", _split(X, y), make_robust, worst,
+    yield ("DPRobustClassifier", "breast cancer", _split(X, y), _make_robust, _worst_class,
            LogisticRegression(max_iter=5000), None)
-
-    def worst_group_r2(groups):
-        def score(model, X, y):
-            mse = worst_group_loss(y, model.predict(X), sensitive_features=groups(X))
-            return 100.0 * (1.0 - mse / np.var(y))
-        return score
 
     X, y = make_friedman1(n_samples=3000, n_features=10, noise=1.0, random_state=0)
     friedman = _split(X, y, stratify=False)
@@ -241,7 +225,7 @@ def held_out_tasks():
         return np.digitize(X[:, 0], [-0.5, 0.5])
 
     yield ("DPGroupFairRegressor", "friedman1 (3 bands)", friedman, make_fair,
-           worst_group_r2(thirds), LinearRegression(), thirds)
+           _worst_group_r2(thirds), LinearRegression(), thirds)
 
 
 def main():
