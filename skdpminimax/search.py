@@ -166,6 +166,12 @@ def _candidates(search):
                                  random_state=search.random_state))
 
 
+def _candidate_estimators(search):
+    """A fresh estimator for each candidate of the search, as the search will fit it."""
+    for params in _candidates(search):
+        yield clone(search.estimator).set_params(**params)
+
+
 def _grids(search):
     grid = search.param_grid if isinstance(search, GridSearchCV) else search.param_distributions
     return [grid] if isinstance(grid, dict) else list(grid)
@@ -212,9 +218,7 @@ def search_budgets(search, X, y=None, *, groups=None):
     """
     _check_search(search)
     n_splits = _n_splits(search, X, y, groups)
-    per_candidate = []
-    for params in _candidates(search):
-        per_candidate.append(_fit_budgets(clone(search.estimator).set_params(**params)))
+    per_candidate = [_fit_budgets(candidate) for candidate in _candidate_estimators(search)]
     budgets = [b for fits in per_candidate for _ in range(n_splits) for b in fits]
     if search.refit and any(per_candidate):
         # The refit's candidate is unknown in advance: charge what covers every one.
@@ -226,12 +230,9 @@ def search_budgets(search, X, y=None, *, groups=None):
 
 def _has_fixed_seed(search):
     """Whether a private step of some candidate has a ``random_state`` other than None."""
-    for params in _candidates(search):
-        candidate = clone(search.estimator).set_params(**params)
-        if any(getattr(step, "random_state", None) is not None
-               for _, step in _private_steps(candidate)):
-            return True
-    return False
+    return any(getattr(step, "random_state", None) is not None
+               for candidate in _candidate_estimators(search)
+               for _, step in _private_steps(candidate))
 
 
 def _searched_steps(search):
@@ -257,11 +258,11 @@ def _caller_ledger(search, accountant):
         return _not_prepaid(fit_ledger(accountant))
     steps = _searched_steps(search)
     ours = [step for step in steps if isinstance(step, DPMinimaxEstimator)]
-    ledgers = {id(step._fit_ledger()): step for step in ours}
+    ledgers = {id(ledger): ledger for ledger in (step._fit_ledger() for step in ours)}
     if len(ledgers) > 1:
         raise ValueError("The private estimators of this search spend on different accountants; "
                          "pass accountant= to say which one pays for the search.")
-    ledger = next(iter(ledgers.values()))._fit_ledger() if ledgers else resolve_accountant(None)
+    ledger = next(iter(ledgers.values())) if ledgers else resolve_accountant(None)
     for step in steps:
         if not isinstance(step, DPMinimaxEstimator) and step.accountant is not ledger:
             raise ValueError(
@@ -289,14 +290,17 @@ def _prepay(value, ledger):
         return type(value)(_prepay(v, ledger) for v in value)
     if not hasattr(value, "get_params") or isinstance(value, type):
         return value
-    steps = _private_steps(value)
-    if not steps:
+    if not _private_steps(value):
         return value
-    value = clone(value)
+    return _point_at(clone(value), ledger)
+
+
+def _point_at(estimator, ledger):
+    """Set, in place, the accountant of every private step of ``estimator`` to ``ledger``."""
     # Deepest paths first, so that setting an outer step keeps the inner settings.
-    for path, _ in sorted(steps, key=lambda s: -s[0].count("__")):
-        value.set_params(**{(path + "__" if path else "") + "accountant": ledger})
-    return value
+    for path, _ in sorted(_private_steps(estimator), key=lambda s: -s[0].count("__")):
+        estimator.set_params(**{(path + "__" if path else "") + "accountant": ledger})
+    return estimator
 
 
 def _prepaid_grid(grid, ledger):
@@ -307,8 +311,7 @@ def _prepaid_grid(grid, ledger):
 
 def _check_prepaid(search, ledger):
     """Every private step of every candidate spends on ``ledger`` (else nothing is spent)."""
-    for params in _candidates(search):
-        candidate = clone(search.estimator).set_params(**params)
+    for candidate in _candidate_estimators(search):
         for _, step in _private_steps(candidate):
             if step.accountant is not ledger:
                 raise ValueError(
@@ -400,8 +403,8 @@ def _charge_search(search, X, y, groups, accountant):
 def _mixes_relations(search):
     """Whether a candidate holds a diffprivlib step and a Poisson-sampled skdpminimax one
     (a heuristic read from the solvers' settings)."""
-    for params in _candidates(search):
-        steps = [step for _, step in _private_steps(clone(search.estimator).set_params(**params))]
+    for candidate in _candidate_estimators(search):
+        steps = [step for _, step in _private_steps(candidate)]
         if (any(not isinstance(step, DPMinimaxEstimator) for step in steps)
                 and any(_is_add_remove(step) for step in steps)):
             return True
@@ -539,9 +542,7 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
         if hasattr(self.search_, "best_estimator_"):
             # The refit model leaves the search: a later fit of it must be charged to
             # the caller's ledger, not accepted by the prepaid one it was searched with.
-            for path, _ in _private_steps(self.search_.best_estimator_):
-                self.search_.best_estimator_.set_params(
-                    **{(path + "__" if path else "") + "accountant": ledger})
+            _point_at(self.search_.best_estimator_, ledger)
         for name in ("best_estimator_", "best_params_", "best_score_", "best_index_",
                      "cv_results_", "classes_", "n_features_in_", "feature_names_in_"):
             if hasattr(self.search_, name):
