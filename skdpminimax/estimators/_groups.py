@@ -17,9 +17,11 @@ __all__ = ["encode_groups", "labels_array", "GroupRatiosMixin", "GROUP_SGDA_DEFA
 # The default solver of the group estimators (``solver="sgda"``). An example's dual
 # gradient is about ``loss / pi_g``: NoisySGDA's generic ``clip_v=1`` clips small
 # groups' risks hard and drags the weights towards large groups, while the certified
-# bound ``loss_max / pi_min`` drowns every weight in noise; ``"auto"`` clips at the
-# objective's ``typical_grad_norms()`` (public constants only). The "dimension" rule
-# would then give the K-dimensional dual most of the privacy loss; the dual is
+# bound ``loss_max / pi_min`` drowns every weight in noise; ``"auto"`` clips each
+# group's coordinate at its own start value ``loss(0) / pi_g``, lowered for groups
+# rarer than the step's relative noise and noised in proportion
+# (``GroupDRO.typical_dual_clips``; public constants and the noise only). The
+# "dimension" rule would give the K-dimensional dual most of the privacy loss; the dual is
 # damped by ``dual_reg`` and averaging, so it gets a fixed 30%. The second half of
 # the iterates is averaged (the first half is the transient from the start point).
 # Chosen on validation splits carved from the training data (benchmarks/). The step

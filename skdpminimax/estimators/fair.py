@@ -67,9 +67,10 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     fit_intercept : bool, default=True
     solver : str or solver object, default="sgda"
         ``"sgda"``: ``NoisySGDA(step_size="scaled", n_epochs="auto", clip_v="auto",
-        noise_allocation=0.3, average="tail")``, whose dual clip norm comes from the
-        objective's ``typical_grad_norms`` (the per-example dual gradient grows like
-        ``1 / pi_g``; see :class:`DPRobustClassifier`, Notes) and whose step, for
+        noise_allocation=0.3, average="tail")``, whose dual clips come from the
+        objective (the per-example dual gradient grows like ``1 / pi_g``: for
+        ``"minimax_loss"`` one clip per group, for ``"demographic_parity"`` the
+        scalar ``typical_grad_norms``; see :class:`DPRobustClassifier`, Notes) and whose step, for
         ``"minimax_loss"``, from the objective's public ``typical_solution_norm``
         (predictions of 4 times the target range's half-width on rows at
         ``data_norm``) and the noise. ``"demographic_parity"`` declares no such

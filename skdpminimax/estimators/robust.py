@@ -105,14 +105,23 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     dp_accounting). Every fitted attribute is post-processing of these releases.
 
     **Clipping the dual.** An example's dual gradient is ``loss / pi_g`` on its
-    group's coordinate. A clip norm far below ``loss / pi_min`` (NoisySGDA's generic
-    ``clip_v=1``) under-counts the risk of small groups, so ``q`` drifts towards
-    large groups; one at ``loss / pi_min`` gives every coordinate the smallest
+    group's coordinate. One clip norm for all groups far below ``loss / pi_min``
+    (NoisySGDA's generic ``clip_v=1``) under-counts the risk of small groups, so
+    ``q`` drifts towards large groups and the model towards plain logistic
+    regression; one at ``loss / pi_min`` gives every coordinate the smallest
     group's noise. The default ``solver="sgda"`` is ``NoisySGDA(step_size="scaled",
-    n_epochs="auto", clip_v="auto", noise_allocation=0.3, average="tail")``: the dual is
-    clipped at ``log(2) / sqrt(pi_min)`` (:meth:`GroupDRO.typical_grad_norms`, from
-    the released or public ``pi``: post-processing, composed adaptively) and gets 30%
-    of each step's privacy loss. Its step is sized from a public guess of the
+    n_epochs="auto", clip_v="auto", noise_allocation=0.3, average="tail")``: the dual
+    gets 30% of each step's privacy loss and **one clip per group**,
+    ``c_g = ell(0) / max(pi_g, r)`` with ``ell(0)`` the loss at score 0 (``log K``)
+    and ``r = z_v s_f / m`` a step's relative dual noise (multiplier, sensitivity
+    factor, batch size)
+    (:meth:`GroupDRO.typical_dual_clips`), with noise ``z_v s_f c_g`` on coordinate
+    ``g``. Divided by ``c`` each example's dual gradient has norm at most 1 and the
+    noise is isotropic: the same Gaussian mechanism as one clip, whatever the
+    ``c_g``, which come from the released or public ``pi`` and the calibration
+    only (post-processing, composed adaptively). So no group's risk is clipped
+    below its start value unless the group is rarer than the noise, and no
+    coordinate's noise exceeds ``ell(0)`` a step. Its step is sized from a public guess of the
     solution's norm (:meth:`GroupDRO.typical_solution_norm`) and shrinks with the
     noise; it is never below the certified ``1 / L``. Small data sets get more than
     15 epochs (up to 8,000 steps) where the noise is small. All of it is public.

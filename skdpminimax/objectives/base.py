@@ -111,6 +111,21 @@ class SaddleObjective(ABC):
         """
         return self.lipschitz()
 
+    def typical_dual_clips(self, noise_scale):
+        """Per-coordinate clips of the dual block for ``clip_v="auto"``, or ``None``.
+
+        ``noise_scale`` is a release's noise std on the *mean* dual gradient per unit
+        clip (``z_v s / m``: multiplier, sensitivity factor, batch normaliser; 0
+        without noise). An objective may return a vector ``c`` (one positive clip
+        per dual coordinate, from public values and ``noise_scale`` only): the solver
+        then clips each example's dual gradient ``u`` to ``||u / c|| <= 1`` and adds
+        noise ``z_v s c`` per coordinate, the same Gaussian mechanism as a scalar
+        clip after dividing by ``c`` (:func:`~skdpminimax.privacy.mechanisms.clipped_sum`).
+        Its :meth:`clipped_grad_sums` must accept such a vector. Default ``None``: one
+        scalar clip, :meth:`typical_grad_norms`.
+        """
+        return None
+
     def typical_solution_norm(self):
         """A public guess of the primal solution's norm, or ``None`` (the default).
 
@@ -217,6 +232,9 @@ class RegularizedObjective(SaddleObjective):
 
     def typical_grad_norms(self):
         return self.base.typical_grad_norms()
+
+    def typical_dual_clips(self, noise_scale):
+        return self.base.typical_dual_clips(noise_scale)
 
     def typical_solution_norm(self):
         return self.base.typical_solution_norm()

@@ -126,7 +126,10 @@ class GroupDRO(SaddleObjective):
         norms = np.linalg.norm(coef, axis=1) * self.model.row_norms(data.X)
         scale = np.minimum(1.0, clip_w / np.maximum(norms, 1e-300))
         sw = self.model.weighted_grad_sum(data.X, coef * scale[:, None])
-        gq = np.minimum(losses * inv_pi, clip_v)  # losses are >= 0
+        # One scalar clip, or one per group (typical_dual_clips): an example's dual
+        # gradient is its group's coordinate only, so the ellipsoidal clip is a min.
+        cap = clip_v if np.ndim(clip_v) == 0 else np.asarray(clip_v)[data.groups]
+        gq = np.minimum(losses * inv_pi, cap)  # losses are >= 0
         sv = np.bincount(data.groups, weights=gq, minlength=self.n_groups).astype(float)
         return sw, sv
 
@@ -149,10 +152,21 @@ class GroupDRO(SaddleObjective):
         # but every coordinate then pays the smallest group's noise; clipping at ell(0)
         # ignores the 1 / pi weighting. The geometric mean ell(0) / sqrt(pi_min) is the
         # compromise (better than both on validation splits of Adult and law school).
+        # It is the scalar for planning; the oracle clips per group (typical_dual_clips).
         # An example of weight q_g / pi_g = 1 has primal norm <= G_ell(0) kappa.
         kappa, pi_min = self.model.kappa, float(self.group_ratios.min())
         return (float(self.loss.grad_bound(0.0) * kappa),
                 float(self.loss.value_bound(0.0) / np.sqrt(pi_min)))
+
+    def typical_dual_clips(self, noise_scale):
+        # Group g's coordinate is clipped at its start value ell(0) / pi_g, so no group's
+        # risk is under-counted against another's (a scalar clip below ell(0) / pi_min
+        # does that to the small groups, and the weights drift to the large ones), but
+        # never above ell(0) / noise_scale: a group rarer than the release's relative
+        # noise has its loss clipped at ell(0) pi_g / noise_scale, so no coordinate's
+        # noise exceeds ell(0), the start's risk, in a step. Public: pi and the noise.
+        pi = np.asarray(self.group_ratios, dtype=float)
+        return self.loss.value_bound(0.0) / np.maximum(pi, float(noise_scale))
 
     def typical_solution_norm(self):
         # Scores of 4 x the loss's typical score s at the row bound, one score row per

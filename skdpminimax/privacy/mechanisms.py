@@ -74,11 +74,24 @@ def clipped_sum(per_example, max_norm):
 
     The result changes by at most ``max_norm`` when a row is added or removed and by
     at most ``2 * max_norm`` when a row is replaced.
+
+    ``max_norm`` may also be a vector ``c`` of positive finite per-coordinate clips:
+    each row ``u`` is then scaled to ``||u / c|| <= 1`` (an ellipsoid), so the sum
+    divided by ``c`` changes by at most 1 (2 when replaced); noise ``N(0, diag(c)^2)``
+    times the scalar case's multiplier gives the same Gaussian mechanism (divide by
+    ``c``, add isotropic noise, multiply back: post-processing).
     """
-    if not math.isfinite(max_norm):
-        return per_example.sum(axis=0)
-    sq = np.einsum("ij,ij->i", per_example, per_example)
-    scale = np.minimum(1.0, max_norm / np.sqrt(np.maximum(sq, 1e-300)))
+    c = np.asarray(max_norm, dtype=float)
+    if c.ndim == 0:
+        if not math.isfinite(max_norm):
+            return per_example.sum(axis=0)
+        whitened = per_example / float(c)
+    else:
+        if c.shape != per_example.shape[1:] or not (np.all(np.isfinite(c)) and np.all(c > 0)):
+            raise ValueError("Per-coordinate clips must be positive, finite and one per column.")
+        whitened = per_example / c
+    sq = np.einsum("ij,ij->i", whitened, whitened)
+    scale = np.minimum(1.0, 1.0 / np.sqrt(np.maximum(sq, 1e-300)))
     return scale @ per_example
 
 

@@ -4,7 +4,8 @@ One call releases the primal and dual blocks of one batch:
 
     g_b = (clipped_sum_b(batch) + N(0, (z_b * s * C_b)^2 I)) / m + grad_b r(w, v)
 
-with ``C_b`` the block's clip norm, ``s`` the sampler's sensitivity factor
+with ``C_b`` the block's clip norm (for the dual block possibly one clip per
+coordinate, see :func:`dual_clips`), ``s`` the sampler's sensitivity factor
 (2 under replace-one, 1 under add/remove), ``z_b`` the block's share of the
 calibrated joint multiplier and ``m`` the sampler's fixed normaliser. The data-free
 part ``r`` is added exactly. The two blocks are one Gaussian release in whitened
@@ -15,7 +16,7 @@ import math
 
 import numpy as np
 
-__all__ = ["NoisyGradientOracle", "resolve_clip_norms", "noise_shares"]
+__all__ = ["NoisyGradientOracle", "dual_clips", "resolve_clip_norms", "noise_shares"]
 
 # Noise for up to this many calls is drawn at once (fewer Generator calls per step),
 # capped at about _NOISE_FLOATS numbers so that wide models (an MLP) stay in memory.
@@ -51,6 +52,25 @@ def resolve_clip_norms(objective, clip_w, clip_v):
     return tuple(out)
 
 
+def dual_clips(objective, clip_v, resolved, noise_multiplier, sampler):
+    """The dual block's clip for an oracle of this noise: per coordinate, or ``resolved``.
+
+    With ``clip_v="auto"`` an objective that declares
+    :meth:`~skdpminimax.objectives.SaddleObjective.typical_dual_clips` gets a vector of
+    clips for the release's relative noise ``z_v s / m`` (capped at the certified bound,
+    where clipping changes nothing); otherwise the scalar ``resolved``
+    (:func:`resolve_clip_norms`). Public inputs only: any such choice leaves the
+    mechanism a Gaussian one of multiplier ``z_v`` in whitened coordinates.
+    """
+    if not (isinstance(clip_v, str) and clip_v == "auto"):
+        return resolved
+    noise_scale = float(noise_multiplier) * sampler.sensitivity_factor / float(sampler.normalizer)
+    clips = objective.typical_dual_clips(noise_scale)
+    if clips is None:
+        return resolved
+    return np.minimum(np.asarray(clips, dtype=float), float(objective.lipschitz()[1]))
+
+
 def noise_shares(allocation, dims, clips):
     """How a step's joint privacy loss is split between the blocks.
 
@@ -82,8 +102,11 @@ class NoisyGradientOracle:
     block_multipliers : (float, float)
         ``(z_w, z_v)`` from :func:`~skdpminimax.privacy.split_noise_multiplier`
         (zeros mean no noise).
-    clip_w, clip_v : float
-        Per-example clip norms of the two blocks.
+    clip_w : float
+        Per-example clip norm of the primal block.
+    clip_v : float or ndarray
+        Per-example clip norm of the dual block, or one clip per dual coordinate
+        (:func:`dual_clips`): the noise is then ``z_v s c_j`` on coordinate ``j``.
     rng : numpy.random.Generator
     """
 
@@ -95,7 +118,7 @@ class NoisyGradientOracle:
         self.inv_normalizer = 1.0 / float(sampler.normalizer)
         z_w, z_v = block_multipliers
         self.std_w = z_w * sampler.sensitivity_factor * clip_w
-        self.std_v = z_v * sampler.sensitivity_factor * clip_v
+        self.std_v = z_v * sampler.sensitivity_factor * np.asarray(clip_v, dtype=float)
         self.rng = rng
         self.n_grad_evals = 0
         self._n_drawn = 0  # noise rows handed out by __call__
@@ -104,7 +127,7 @@ class NoisyGradientOracle:
     @property
     def noisy(self):
         """Whether calls add noise (``False`` for an infinite budget)."""
-        return self.std_w > 0 or self.std_v > 0
+        return bool(self.std_w > 0 or np.any(self.std_v > 0))
 
     def max_chunk(self, dim_w, dim_v):
         """Most calls whose noise is drawn at once (memory stays near ``_NOISE_FLOATS``)."""
@@ -118,7 +141,7 @@ class NoisyGradientOracle:
         """
         if not self.noisy:
             return None
-        std = np.concatenate([np.full(dim_w, self.std_w), np.full(dim_v, self.std_v)])
+        std = np.concatenate([np.full(dim_w, self.std_w), np.broadcast_to(self.std_v, (dim_v,))])
         return self.rng.standard_normal((n_calls, dim_w + dim_v)) * (std * self.inv_normalizer)
 
     def noisy_grads(self, w, v, idx, noise):

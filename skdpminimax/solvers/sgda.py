@@ -20,7 +20,7 @@ from skdpminimax.solvers._planning import (
     primal_noise_energy,
 )
 from skdpminimax.solvers.base import PrivateSolver, SolverResult
-from skdpminimax.solvers.oracle import NoisyGradientOracle, resolve_clip_norms
+from skdpminimax.solvers.oracle import NoisyGradientOracle, dual_clips, resolve_clip_norms
 
 __all__ = ["NoisySGDA"]
 
@@ -129,8 +129,11 @@ class NoisySGDA(PrivateSolver):
         Per-example clip norms of the primal and dual blocks, capped at the
         objective's certified Lipschitz bounds (``None``: clip at those bounds, which
         is unbiased but can be very noisy). Smaller values add less noise and more
-        bias. ``"auto"``: the objective's ``typical_grad_norms()`` (public; e.g. a
-        group objective's loss at the start over the smallest group frequency).
+        bias. ``"auto"``: the objective's ``typical_grad_norms()`` (public), and
+        for ``clip_v`` one clip per dual coordinate where the objective declares
+        ``typical_dual_clips`` (group DRO: each group's loss at the start over its
+        frequency, lowered for groups rarer than the step's noise; the noise then
+        follows each coordinate's clip, see :func:`~skdpminimax.solvers.oracle.dual_clips`).
         ``clip_w="scaled"``: that typical norm divided by ``sqrt(1 + E)``, ``E`` a step's
         primal noise energy relative to the clip (as in ``step_size``, calibrated at
         the typical norm): the typical norm without noise, a smaller clip (more
@@ -340,10 +343,10 @@ class NoisySGDA(PrivateSolver):
         # The steps too are planned on the planned sampler, before it is laid over the rows.
         etas_w, etas_v = self._schedule(
             objective, *self._step_sizes(objective, calibration, sampler, clip_w), n_steps)
+        multipliers = calibration.block_noise_multipliers or (0.0, 0.0)
+        clip_v = dual_clips(objective, self.clip_v, clip_v, multipliers[1], sampler)
         sampler = sampler.over_rows(data.n_samples)
-        oracle = NoisyGradientOracle(
-            objective, data, sampler, calibration.block_noise_multipliers, clip_w, clip_v, rng
-        )
+        oracle = NoisyGradientOracle(objective, data, sampler, multipliers, clip_w, clip_v, rng)
 
         w, v = initial_point(objective, rng, init)
         first_averaged = {"uniform": 0, "tail": n_steps // 2, "last": n_steps}[self.average]

@@ -1,0 +1,204 @@
+"""Per-coordinate dual clips (``clip_v="auto"`` on group objectives): the ellipsoidal
+clip, its noise, its sensitivity, and what it changes for the robust classifier."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from scipy.special import logsumexp
+
+from skdpminimax import DPRobustClassifier
+from skdpminimax.objectives import (
+    DemographicParityRegression,
+    GroupDRO,
+    LogisticLoss,
+    MultinomialLoss,
+    SaddleData,
+    SquaredLoss,
+)
+from skdpminimax.privacy.budget import PrivacyBudget
+from skdpminimax.privacy.mechanisms import clip_rows, clipped_sum
+from skdpminimax.privacy.samplers import make_sampler
+from skdpminimax.solvers import NoisySGDA
+from skdpminimax.solvers.oracle import NoisyGradientOracle, dual_clips, resolve_clip_norms
+
+PI = np.array([0.05, 0.15, 0.8])
+
+
+def _group_problem(rng, n=600, loss=None):
+    X = clip_rows(rng.normal(size=(n, 3)), 2.0)
+    groups = rng.choice(3, size=n, p=PI)
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+    obj = GroupDRO(3, loss or LogisticLoss(), PI, data_norm=2.0, radius=5.0, dual_reg=1.0)
+    return obj, SaddleData(X, y, groups)
+
+
+@pytest.mark.parametrize("loss, ell0", [(LogisticLoss(), math.log(2.0)),
+                                        (MultinomialLoss(4), math.log(4.0)),
+                                        (SquaredLoss((-2.0, 1.0)), 4.0)])
+def test_group_dro_dual_clips_formula(loss, ell0):
+    obj = GroupDRO(3, loss, PI, data_norm=2.0, radius=5.0)
+    # without noise: each group's start value ell(0) / pi_g
+    np.testing.assert_allclose(obj.typical_dual_clips(0.0), ell0 / PI)
+    # with noise 0.1 a step: the 5% group is capped at ell(0) / 0.1, the others keep theirs
+    np.testing.assert_allclose(obj.typical_dual_clips(0.1), ell0 / np.array([0.1, 0.15, 0.8]))
+    # so no coordinate's noise (noise_scale * c_g) exceeds ell(0)
+    for scale in (1e-3, 0.1, 3.0):
+        assert np.all(scale * obj.typical_dual_clips(scale) <= ell0 * (1 + 1e-12))
+    # a regularised copy (recursive regularisation) forwards the hook
+    np.testing.assert_allclose(obj.regularized(0.5).typical_dual_clips(0.1),
+                               obj.typical_dual_clips(0.1))
+
+
+def test_objectives_without_the_hook_keep_one_scalar_clip():
+    parity = DemographicParityRegression(3, PI, data_norm=2.0, radius=5.0, bounds=(-1.0, 1.0))
+    assert parity.typical_dual_clips(0.1) is None
+    sampler = make_sampler("poisson", 1000, 50)
+    resolved = resolve_clip_norms(parity, 1.0, "auto")[1]
+    assert dual_clips(parity, "auto", resolved, 2.0, sampler) == resolved
+
+
+def test_dual_clips_rule():
+    obj = GroupDRO(3, LogisticLoss(), PI, data_norm=2.0, radius=5.0)
+    for kind, factor in (("poisson", 1.0), ("without_replacement", 2.0)):
+        sampler = make_sampler(kind, 1000, 50)
+        assert sampler.sensitivity_factor == factor
+        z_v = 3.0
+        scale = z_v * factor / 50.0  # noise std on the mean gradient per unit clip
+        got = dual_clips(obj, "auto", 9.9, z_v, sampler)
+        np.testing.assert_allclose(got, np.minimum(math.log(2.0) / np.maximum(PI, scale),
+                                                   obj.lipschitz()[1]))
+    # an explicit clip, or None (the certified bound), is left as resolved
+    assert dual_clips(obj, 2.0, 2.0, 3.0, sampler) == 2.0
+    assert dual_clips(obj, None, obj.lipschitz()[1], 3.0, sampler) == obj.lipschitz()[1]
+
+
+def test_ellipsoidal_clipped_sum():
+    rng = np.random.default_rng(0)
+    U = rng.normal(size=(200, 4)) * np.array([0.1, 1.0, 5.0, 20.0])
+    c = np.array([0.5, 1.0, 2.0, 8.0])
+    rows = np.array([clipped_sum(U[i : i + 1], c) for i in range(len(U))])
+    np.testing.assert_allclose(rows.sum(axis=0), clipped_sum(U, c))
+    whitened = np.linalg.norm(rows / c, axis=1)
+    assert whitened.max() <= 1.0 + 1e-12
+    inside = np.linalg.norm(U / c, axis=1) <= 1.0
+    assert inside.any() and (~inside).any()
+    np.testing.assert_allclose(rows[inside], U[inside])  # rows inside are untouched
+    # a vector of equal clips is the scalar clip
+    np.testing.assert_allclose(clipped_sum(U, np.full(4, 2.0)), clipped_sum(U, 2.0))
+    for bad in (np.array([1.0, 0.0, 1.0, 1.0]), np.array([1.0, np.inf, 1.0, 1.0]),
+                np.ones(3)):
+        with pytest.raises(ValueError, match="Per-coordinate clips"):
+            clipped_sum(U, bad)
+
+
+@pytest.mark.parametrize("loss", [LogisticLoss(), SquaredLoss((-1.0, 1.0))])
+def test_group_dro_vector_clip_matches_generic_clip_and_bounds_sensitivity(loss):
+    rng = np.random.default_rng(1)
+    obj, data = _group_problem(rng, loss=loss)
+    w, v = rng.normal(size=obj.n_primal), np.array([0.2, 0.3, 0.5])
+    c = np.array([0.3, 2.0, 0.4])  # binds on some examples of every group
+    gw, gv = obj.per_example_grads(w, v, data)
+    _, sv = obj.clipped_grad_sums(w, v, data, 1.0, c)
+    np.testing.assert_allclose(sv, clipped_sum(gv, c), rtol=1e-10, atol=1e-12)
+    assert all(np.any(gv[data.groups == g, g] > c[g]) for g in range(3))
+    # add/remove-one: the whitened dual sum moves by at most 1
+    for i in rng.choice(data.n_samples, size=20, replace=False):
+        keep = np.delete(np.arange(data.n_samples), i)
+        _, sv_minus = obj.clipped_grad_sums(w, v, data.take(keep), 1.0, c)
+        assert np.linalg.norm((sv - sv_minus) / c) <= 1.0 + 1e-12
+
+
+def test_oracle_noise_per_dual_coordinate():
+    rng = np.random.default_rng(2)
+    obj, data = _group_problem(rng)
+    sampler = make_sampler("poisson", data.n_samples, 60)
+    c = np.array([4.0, 1.0, 0.25])
+    oracle = NoisyGradientOracle(obj, data, sampler, (1.5, 2.0), 1.0, c,
+                                 np.random.default_rng(3))
+    noise = oracle.noise_block(40_000, obj.n_primal, 3)
+    std = noise.std(axis=0)
+    m = float(sampler.normalizer)
+    np.testing.assert_allclose(std[: obj.n_primal], 1.5 * 1.0 / m, rtol=0.03)
+    np.testing.assert_allclose(std[obj.n_primal :], 2.0 * c / m, rtol=0.03)
+    # without noise nothing is drawn, whatever the clips
+    quiet = NoisyGradientOracle(obj, data, sampler, (0.0, 0.0), 1.0, c, rng)
+    assert not quiet.noisy and quiet.noise_block(3, obj.n_primal, 3) is None
+
+
+def test_sgda_uses_the_clips_of_its_dual_noise():
+    rng = np.random.default_rng(4)
+    obj, data = _group_problem(rng)
+    res = NoisySGDA(batch_size=100, n_iter=5, clip_v="auto").solve(
+        obj, data, PrivacyBudget(1.0, 1e-5), rng)
+    z_v = res.calibration.block_noise_multipliers[1]
+    assert z_v > 0
+    scale = z_v / 100.0  # Poisson: sensitivity factor 1, normaliser the batch size
+    np.testing.assert_allclose(res.info["clip_v"],
+                               math.log(2.0) / np.maximum(PI, scale), rtol=1e-12)
+    # without noise: the start values ell(0) / pi_g
+    res = NoisySGDA(batch_size=100, n_iter=5, clip_v="auto").solve(
+        obj, data, PrivacyBudget(np.inf, 1e-5), rng)
+    np.testing.assert_allclose(res.info["clip_v"], math.log(2.0) / PI)
+    # an explicit clip stays one scalar
+    res = NoisySGDA(batch_size=100, n_iter=5, clip_v=0.7).solve(
+        obj, data, PrivacyBudget(1.0, 1e-5), rng)
+    assert res.info["clip_v"] == 0.7
+
+
+def _exact_worst_class(X, y, K, lam=0.1, alpha=1e-4):
+    """Worst-class training accuracy of the exact group-DRO minimiser (L-BFGS on the
+    primal envelope; the dual has a closed form for lambda > 0)."""
+    n, d = X.shape
+    Xa, Y = np.hstack([X, np.ones((n, 1))]), np.eye(K)[y]
+    counts = np.bincount(y, minlength=K)
+
+    def simplex(v):
+        u = np.sort(v)[::-1]
+        css = np.cumsum(u)
+        r = np.nonzero(u * np.arange(1, K + 1) > css - 1)[0][-1]
+        return np.maximum(v - (css[r] - 1) / (r + 1.0), 0.0)
+
+    def envelope(flat):
+        W = flat.reshape(d + 1, K)
+        Z = Xa @ W
+        losses = logsumexp(Z, axis=1) - (Z * Y).sum(1)
+        q = simplex(1.0 / K + (np.bincount(y, losses, K) / counts) / lam)
+        P = np.exp(Z - logsumexp(Z, axis=1, keepdims=True))
+        G = Xa.T @ ((P - Y) * (q[y] / counts[y])[:, None])
+        G[:-1] += alpha * W[:-1]
+        value = q @ (np.bincount(y, losses, K) / counts) + alpha / 2 * np.sum(W[:-1] ** 2)
+        return value - lam / 2 * np.sum((q - 1.0 / K) ** 2), G.ravel()
+
+    W = minimize(envelope, np.zeros((d + 1) * K), jac=True, method="L-BFGS-B").x
+    pred = np.argmax(Xa @ W.reshape(d + 1, K), axis=1)
+    return min(np.mean(pred[y == k] == k) for k in range(K))
+
+
+def test_robust_classifier_reaches_the_minimax_solution_on_imbalanced_classes():
+    # Four overlapping classes of 50% / 25% / 17% / 8%. One scalar dual clip below the
+    # small classes' start value (ell(0) / sqrt(pi_min), the rule before) under-counts
+    # their risk, and the model stays near plain logistic regression; the per-group
+    # clips reach the exact minimiser's worst class without noise.
+    rng = np.random.default_rng(6)
+    K, n = 4, 2400
+    y = rng.choice(K, size=n, p=[0.5, 0.25, 0.17, 0.08])
+    X = 0.9 * rng.normal(size=(K, 6))[y] + rng.normal(size=(n, 6))
+    data_norm = float(np.ceil(np.linalg.norm(X, axis=1).max()))
+    ratios = np.bincount(y) / n
+
+    def worst_class(est):
+        pred = est.fit(X, y).predict(X)
+        return min(np.mean(pred[y == k] == k) for k in range(K))
+
+    exact = _exact_worst_class(X, y, K)
+    new = worst_class(DPRobustClassifier(epsilon=np.inf, data_norm=data_norm,
+                                         group_ratios=ratios, random_state=0))
+    scalar = math.log(K) / math.sqrt(ratios.min())
+    old = worst_class(DPRobustClassifier(
+        epsilon=np.inf, data_norm=data_norm, group_ratios=ratios, random_state=0,
+        solver=NoisySGDA(step_size="scaled", n_epochs="auto", clip_v=scalar,
+                         noise_allocation=0.3, average="tail")))
+    assert new >= exact - 0.05
+    assert old < exact - 0.1  # the test tells the two rules apart
