@@ -9,14 +9,8 @@ from scipy.optimize import minimize
 from scipy.special import logsumexp
 
 from skdpminimax import DPRobustClassifier
-from skdpminimax.objectives import (
-    DemographicParityRegression,
-    GroupDRO,
-    LogisticLoss,
-    MultinomialLoss,
-    SaddleData,
-    SquaredLoss,
-)
+from skdpminimax.objectives import DemographicParityRegression, GroupDRO, SaddleData
+from skdpminimax.objectives import LogisticLoss, MultinomialLoss, SquaredLoss
 from skdpminimax.privacy.budget import PrivacyBudget
 from skdpminimax.privacy.mechanisms import clip_rows, clipped_sum
 from skdpminimax.privacy.samplers import make_sampler
