@@ -91,7 +91,8 @@ _PLANNING_SIZE_DOC = """    planning_size_ : int
         The size the solver planned on: ``len(X)``, or under add/remove-one the
         released count (see ``n_samples_budget``).
     solver_info_ : dict
-        The solver's scalar settings as run, for audit: e.g. ``clip_w``, ``clip_v``,
+        The solver's settings as run, for audit: e.g. ``clip_w``, ``clip_v`` (a list,
+        one per dual coordinate, where ``clip_v="auto"`` clips per group),
         ``step_size`` and ``dual_step_size`` where ``"auto"`` / ``"scaled"`` resolved
         them (all planned from public quantities).
 """
@@ -276,8 +277,14 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         self.calibration_ = result.calibration
         self.privacy_spent_ = budget
         self.planning_size_ = int(data.planning_size)
-        self.solver_info_ = {key: value for key, value in result.info.items()
-                             if isinstance(value, (str, int, float, np.number))}
+        # Settings only (the iterates in result.info are not settings): scalars, and the
+        # per-coordinate clips as a list.
+        self.solver_info_ = {
+            key: value.tolist() if isinstance(value, np.ndarray) else value
+            for key, value in result.info.items()
+            if isinstance(value, (str, int, float, np.number))
+            or (key.startswith("clip") and isinstance(value, np.ndarray))
+        }
         self._set_fitted(result, objective, constants)
         return self
 

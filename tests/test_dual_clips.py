@@ -15,6 +15,7 @@ from skdpminimax.privacy.budget import PrivacyBudget
 from skdpminimax.privacy.mechanisms import clip_rows, clipped_sum
 from skdpminimax.privacy.samplers import make_sampler
 from skdpminimax.solvers import NoisySGDA
+from skdpminimax.solvers import sgda as sgda_module
 from skdpminimax.solvers.oracle import NoisyGradientOracle, dual_clips, resolve_clip_norms
 
 PI = np.array([0.05, 0.15, 0.8])
@@ -139,6 +140,87 @@ def test_sgda_uses_the_clips_of_its_dual_noise():
     res = NoisySGDA(batch_size=100, n_iter=5, clip_v=0.7).solve(
         obj, data, PrivacyBudget(1.0, 1e-5), rng)
     assert res.info["clip_v"] == 0.7
+
+
+def test_solve_noises_each_group_for_its_clip(monkeypatch):
+    # End to end: the noise NoisySGDA.solve adds to each dual coordinate is z_v s c_g / m
+    # with c_g from the rule (computed here independently), and the oracle clips at the
+    # same c_g. A group of 1% is rarer than the step's relative noise: its clip is
+    # capped, the others keep ell(0) / pi_g.
+    pi = np.array([0.01, 0.19, 0.8])
+    rng = np.random.default_rng(7)
+    X = clip_rows(rng.normal(size=(2000, 3)), 2.0)
+    data = SaddleData(X, np.where(X[:, 0] > 0, 1.0, -1.0), rng.choice(3, size=2000, p=pi))
+    obj = GroupDRO(3, LogisticLoss(), pi, data_norm=2.0, radius=5.0, dual_reg=1.0)
+    seen = []
+    original = NoisyGradientOracle.noise_block
+
+    def recording(self, n_calls, dim_w, dim_v):
+        rows = original(self, n_calls, dim_w, dim_v)
+        seen.append((np.array(self.clip_v, dtype=float), rows))
+        return rows
+
+    monkeypatch.setattr(sgda_module.NoisyGradientOracle, "noise_block", recording)
+    res = NoisySGDA(batch_size=50, n_iter=4000, clip_v="auto", noise_allocation=0.3).solve(
+        obj, data, PrivacyBudget(4.0, 1e-5), np.random.default_rng(8))
+    z_v = res.calibration.block_noise_multipliers[1]
+    r = z_v * 1.0 / 50.0  # Poisson: sensitivity factor 1, normaliser the batch size
+    assert pi[0] < r < pi[1]  # both branches of the rule
+    expected = math.log(2.0) / np.array([r, pi[1], pi[2]])
+    clips_used = {tuple(c) for c, _ in seen}
+    assert len(clips_used) == 1
+    np.testing.assert_allclose(np.array(clips_used.pop()), expected, rtol=1e-12)
+    noise = np.vstack([rows for _, rows in seen])[:, obj.n_primal :]
+    assert noise.shape[0] == 4000
+    np.testing.assert_allclose(noise.std(axis=0), z_v * expected / 50.0, rtol=0.06)
+
+
+def test_dual_clips_are_capped_validated_and_opt_in():
+    sampler = make_sampler("poisson", 1000, 50)
+
+    class Huge(GroupDRO):  # its own clips over the inherited clipped_grad_sums: used
+        def typical_dual_clips(self, noise_scale):
+            return np.full(3, 1e12)
+
+    huge = Huge(3, LogisticLoss(), PI, data_norm=2.0, radius=5.0)
+    np.testing.assert_allclose(dual_clips(huge, "auto", 1.0, 2.0, sampler),
+                               np.full(3, huge.lipschitz()[1]))  # capped where it changes nothing
+
+    for bad in (np.array([1.0, 0.0, 1.0]), np.array([1.0, np.nan, 1.0]), np.ones(2)):
+        class Bad(GroupDRO):
+            def typical_dual_clips(self, noise_scale, bad=bad):
+                return bad
+
+        with pytest.raises(ValueError, match="Per-coordinate clips"):
+            dual_clips(Bad(3, LogisticLoss(), PI, data_norm=2.0, radius=5.0), "auto", 1.0, 2.0,
+                       sampler)
+
+    class ScalarSums(GroupDRO):  # overrides the clipping below the inherited clips
+        def clipped_grad_sums(self, w, v, data, clip_w, clip_v):
+            return super().clipped_grad_sums(w, v, data, clip_w, float(clip_v))
+
+    scalar = ScalarSums(3, LogisticLoss(), PI, data_norm=2.0, radius=5.0)
+    for objective in (scalar, scalar.regularized(0.5)):
+        with pytest.warns(UserWarning, match="keeps one scalar clip"):
+            assert dual_clips(objective, "auto", 1.5, 2.0, sampler) == 1.5
+    # GroupDRO itself, and its regularised copy, clip per group
+    obj = GroupDRO(3, LogisticLoss(), PI, data_norm=2.0, radius=5.0)
+    for objective in (obj, obj.regularized(0.5)):
+        assert np.shape(dual_clips(objective, "auto", 1.5, 2.0, sampler)) == (3,)
+
+
+def test_scalar_clipped_sum_unchanged_and_clips_recorded():
+    U = np.array([[3.0, 4.0], [0.3, 0.4]])
+    np.testing.assert_allclose(clipped_sum(U, 1.0), [0.6 + 0.3, 0.8 + 0.4])
+    np.testing.assert_allclose(clipped_sum(U, 0.0), [0.0, 0.0])
+    # the estimator's audit record holds the clips actually used, one per group
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(300, 3))
+    y = rng.integers(0, 3, size=300)
+    est = DPRobustClassifier(epsilon=1.0, data_norm=4.0, group_ratios=np.bincount(y) / 300,
+                             random_state=0).fit(X, y)
+    assert isinstance(est.solver_info_["clip_v"], list) and len(est.solver_info_["clip_v"]) == 3
+    assert "w_last" not in est.solver_info_
 
 
 def _exact_worst_class(X, y, K, lam=0.1, alpha=1e-4):

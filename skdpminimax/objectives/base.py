@@ -121,8 +121,10 @@ class SaddleObjective(ABC):
         then clips each example's dual gradient ``u`` to ``||u / c|| <= 1`` and adds
         noise ``z_v s c`` per coordinate, the same Gaussian mechanism as a scalar
         clip after dividing by ``c`` (:func:`~skdpminimax.privacy.mechanisms.clipped_sum`).
-        Its :meth:`clipped_grad_sums` must accept such a vector. Default ``None``: one
-        scalar clip, :meth:`typical_grad_norms`.
+        Its :meth:`clipped_grad_sums` must clip that way (the base class's does); a
+        subclass that overrides :meth:`clipped_grad_sums` below an inherited
+        ``typical_dual_clips`` keeps one scalar clip, with a warning. Default ``None``:
+        one scalar clip, :meth:`typical_grad_norms`.
         """
         return None
 

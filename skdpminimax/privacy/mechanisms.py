@@ -81,18 +81,28 @@ def clipped_sum(per_example, max_norm):
     times the scalar case's multiplier gives the same Gaussian mechanism (divide by
     ``c``, add isotropic noise, multiply back: post-processing).
     """
-    c = np.asarray(max_norm, dtype=float)
-    if c.ndim == 0:
+    if np.ndim(max_norm) == 0:
         if not math.isfinite(max_norm):
             return per_example.sum(axis=0)
-        whitened = per_example / float(c)
-    else:
-        if c.shape != per_example.shape[1:] or not (np.all(np.isfinite(c)) and np.all(c > 0)):
-            raise ValueError("Per-coordinate clips must be positive, finite and one per column.")
-        whitened = per_example / c
+        sq = np.einsum("ij,ij->i", per_example, per_example)
+        scale = np.minimum(1.0, max_norm / np.sqrt(np.maximum(sq, 1e-300)))
+        return scale @ per_example
+    c = check_coordinate_clips(max_norm, per_example.shape[1])
+    whitened = per_example / c
     sq = np.einsum("ij,ij->i", whitened, whitened)
     scale = np.minimum(1.0, 1.0 / np.sqrt(np.maximum(sq, 1e-300)))
     return scale @ per_example
+
+
+def check_coordinate_clips(clips, dim):
+    """``clips`` as a float vector of ``dim`` positive finite per-coordinate clip norms."""
+    c = np.asarray(clips, dtype=float)
+    if c.shape != (dim,) or not (np.all(np.isfinite(c)) and np.all(c > 0)):
+        raise ValueError(
+            f"Per-coordinate clips must be positive, finite and one per coordinate ({dim}); "
+            f"got shape {c.shape}."
+        )
+    return c
 
 
 def private_size(n_samples, epsilon, rng):

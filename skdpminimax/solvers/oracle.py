@@ -13,8 +13,12 @@ coordinates, which is how the calibration accounts for them.
 """
 
 import math
+import warnings
 
 import numpy as np
+
+from skdpminimax.objectives.base import RegularizedObjective, SaddleObjective
+from skdpminimax.privacy.mechanisms import check_coordinate_clips
 
 __all__ = ["NoisyGradientOracle", "dual_clips", "resolve_clip_norms", "noise_shares"]
 
@@ -62,13 +66,39 @@ def dual_clips(objective, clip_v, resolved, noise_multiplier, sampler):
     (:func:`resolve_clip_norms`). Public inputs only: any such choice leaves the
     mechanism a Gaussian one of multiplier ``z_v`` in whitened coordinates.
     """
-    if not (isinstance(clip_v, str) and clip_v == "auto"):
+    if not (isinstance(clip_v, str) and clip_v == "auto") or not _writes_for_vectors(objective):
         return resolved
     noise_scale = float(noise_multiplier) * sampler.sensitivity_factor / float(sampler.normalizer)
     clips = objective.typical_dual_clips(noise_scale)
     if clips is None:
         return resolved
-    return np.minimum(np.asarray(clips, dtype=float), float(objective.lipschitz()[1]))
+    clips = check_coordinate_clips(clips, objective.n_dual)
+    return np.minimum(clips, float(objective.lipschitz()[1]))
+
+
+def _writes_for_vectors(objective):
+    """Whether the objective's ``clipped_grad_sums`` was written with its
+    ``typical_dual_clips`` in view: defined in the same class or a base class of the
+    one that declares the clips. A subclass that overrides ``clipped_grad_sums`` under
+    an inherited ``typical_dual_clips`` (written for one scalar, say) keeps the
+    scalar clip, with a warning: a vector it does not index by coordinate would clip
+    the wrong rows."""
+    while isinstance(objective, RegularizedObjective):  # forwards both to its base
+        objective = objective.base
+    mro = type(objective).__mro__
+
+    def owner(name):
+        return next(klass for klass in mro if name in vars(klass))
+
+    declares, clips = owner("typical_dual_clips"), owner("clipped_grad_sums")
+    if declares is SaddleObjective or issubclass(declares, clips):
+        return True
+    warnings.warn(
+        f"{type(objective).__name__} overrides clipped_grad_sums below the "
+        f"typical_dual_clips it inherits from {declares.__name__}; its dual keeps one "
+        "scalar clip. Define typical_dual_clips next to clipped_grad_sums (and accept a "
+        "vector there) to clip per coordinate.", UserWarning, stacklevel=3)
+    return False
 
 
 def noise_shares(allocation, dims, clips):
