@@ -113,19 +113,20 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     n_epochs="auto", clip_v="auto", noise_allocation=0.3, average="tail")``: the dual
     gets 30% of each step's privacy loss and **one clip per group**,
     ``c_g = ell(0) / max(pi_g, r)`` with ``ell(0)`` the loss at score 0 (``log 2``
-    for two classes, the log of the number of classes otherwise) and ``r = z_v s_f / m`` a step's relative dual noise (multiplier, sensitivity
-    factor, batch size)
-    (:meth:`GroupDRO.typical_dual_clips`), with noise ``z_v s_f c_g`` on coordinate
-    ``g``. Divided by ``c`` each example's dual gradient has norm at most 1 and the
-    noise is isotropic: the same Gaussian mechanism as one clip, whatever the
-    ``c_g``, which come from the released or public ``pi`` and the calibration
-    only (post-processing, composed adaptively). So every group's losses are
-    clipped at the same ``ell(0)`` (a group rarer than the noise at
-    ``ell(0) pi_g / r``), not the small groups' harder than the large ones', and
-    no coordinate's noise exceeds ``ell(0)`` a step. Its step is sized from a public guess of the
-    solution's norm (:meth:`GroupDRO.typical_solution_norm`) and shrinks with the
-    noise; it is never below the certified ``1 / L``. Small data sets get more than
-    15 epochs (up to 8,000 steps) where the noise is small. All of it is public.
+    for two classes, the log of the number of classes otherwise) and
+    ``r = z_v s_f / m`` a step's relative dual noise (multiplier, sensitivity
+    factor, batch size; :meth:`GroupDRO.typical_dual_clips`), with noise
+    ``z_v s_f c_g`` on coordinate ``g``. Divided by ``c`` each example's dual
+    gradient has norm at most 1 and the noise is isotropic: the same Gaussian
+    mechanism as one clip, whatever the ``c_g``, which come from the released or
+    public ``pi`` and the calibration only (post-processing, composed adaptively).
+    So every group's losses are clipped at the same ``ell(0)`` (a group rarer than
+    the noise at ``ell(0) pi_g / r``), not the small groups' harder than the large
+    ones', and no coordinate's noise exceeds ``ell(0)`` a step. Its step is sized
+    from a public guess of the solution's norm
+    (:meth:`GroupDRO.typical_solution_norm`) and shrinks with the noise; it is never
+    below the certified ``1 / L``. Small data sets get more than 15 epochs (up to
+    8,000 steps) where the noise is small. All of it is public.
 
     Examples
     --------
