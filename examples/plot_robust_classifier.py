@@ -47,8 +47,8 @@ def scores(model):
     return np.mean(pred == y_test), worst_group_accuracy(y_test, pred, sensitive_features=g_test)
 
 
-# The group estimators' default solver settings (dual clipped at its typical norm,
-# 30% of the noise budget on the dual, tail averaging) with a larger step.
+# The group estimators' default solver settings (dual clipped per group, 30% of the
+# noise budget on the dual, tail averaging) with a larger step.
 solver = NoisySGDA(batch_size=32, n_epochs=20, step_size=1.0, clip_v="auto",
                    noise_allocation=0.3, average="tail")
 epsilons = [0.3, 1.0, 3.0, 10.0]
