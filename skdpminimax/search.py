@@ -172,6 +172,12 @@ def _candidate_estimators(search):
         yield clone(search.estimator).set_params(**params)
 
 
+def _candidate_steps(search):
+    """The private steps of each candidate, as the search will fit it."""
+    return [[step for _, step in _private_steps(candidate)]
+            for candidate in _candidate_estimators(search)]
+
+
 def _grids(search):
     grid = search.param_grid if isinstance(search, GridSearchCV) else search.param_distributions
     return [grid] if isinstance(grid, dict) else list(grid)
@@ -182,11 +188,10 @@ def _n_splits(search, X, y, groups):
     return cv.get_n_splits(X, y, groups)
 
 
-def _fit_budgets(estimator):
-    """One budget per private step of ``estimator``: what one fit of it spends."""
+def _fit_budgets(steps):
+    """One budget per private step of a candidate: what one fit of it spends."""
     # diffprivlib's models are pure epsilon-DP (they spend (epsilon, 0)).
-    return [budget_entry(step.epsilon, getattr(step, "delta", 0.0))
-            for _, step in _private_steps(estimator)]
+    return [budget_entry(step.epsilon, getattr(step, "delta", 0.0)) for step in steps]
 
 
 def search_budgets(search, X, y=None, *, groups=None):
@@ -217,8 +222,12 @@ def search_budgets(search, X, y=None, *, groups=None):
         ``search.refit``.
     """
     _check_search(search)
-    n_splits = _n_splits(search, X, y, groups)
-    per_candidate = [_fit_budgets(candidate) for candidate in _candidate_estimators(search)]
+    return _budgets(search, _candidate_steps(search), _n_splits(search, X, y, groups))
+
+
+def _budgets(search, candidate_steps, n_splits):
+    """:func:`search_budgets` from the candidates' private steps."""
+    per_candidate = [_fit_budgets(steps) for steps in candidate_steps]
     budgets = [b for fits in per_candidate for _ in range(n_splits) for b in fits]
     if search.refit and any(per_candidate):
         # The refit's candidate is unknown in advance: charge what covers every one.
@@ -228,11 +237,10 @@ def search_budgets(search, X, y=None, *, groups=None):
     return budgets
 
 
-def _has_fixed_seed(search):
+def _has_fixed_seed(candidate_steps):
     """Whether a private step of some candidate has a ``random_state`` other than None."""
     return any(getattr(step, "random_state", None) is not None
-               for candidate in _candidate_estimators(search)
-               for _, step in _private_steps(candidate))
+               for steps in candidate_steps for step in steps)
 
 
 def _searched_steps(search):
@@ -375,9 +383,12 @@ def charge_search(search, X, y=None, *, groups=None, accountant=None):
 
 def _charge_search(search, X, y, groups, accountant):
     """:func:`charge_search`, returning the prepaid search and its prepaid ledger."""
-    budgets = search_budgets(search, X, y, groups=groups)
+    _check_search(search)
+    # Built once: the budgets and both warnings read the same candidates.
+    candidate_steps = _candidate_steps(search)
+    budgets = _budgets(search, candidate_steps, _n_splits(search, X, y, groups))
     ledger = _caller_ledger(search, accountant)
-    if _has_fixed_seed(search):
+    if _has_fixed_seed(candidate_steps):
         warnings.warn(
             "A private estimator of this search has a fixed random_state: every fit of the "
             "search (each candidate on each split, and the refit) draws the same noise, so "
@@ -386,7 +397,7 @@ def _charge_search(search, X, y, groups, accountant):
             "reproducible experiments.",
             PrivacyLeakWarning,
         )
-    if _mixes_relations(search):
+    if _mixes_relations(candidate_steps):
         warnings.warn(
             "This search composes diffprivlib models, which are differentially private for "
             "replace-one neighbours with the row count public (they publish it), with "
@@ -400,15 +411,12 @@ def _charge_search(search, X, y, groups, accountant):
     return _charge(search, budgets, ledger)
 
 
-def _mixes_relations(search):
+def _mixes_relations(candidate_steps):
     """Whether a candidate holds a diffprivlib step and a Poisson-sampled skdpminimax one
     (a heuristic read from the solvers' settings)."""
-    for candidate in _candidate_estimators(search):
-        steps = [step for _, step in _private_steps(candidate)]
-        if (any(not isinstance(step, DPMinimaxEstimator) for step in steps)
-                and any(_is_add_remove(step) for step in steps)):
-            return True
-    return False
+    return any(any(not isinstance(step, DPMinimaxEstimator) for step in steps)
+               and any(_is_add_remove(step) for step in steps)
+               for steps in candidate_steps)
 
 
 def _charge(search, budgets, ledger):
