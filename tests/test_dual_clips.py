@@ -14,6 +14,7 @@ from skdpminimax.objectives import LogisticLoss, MultinomialLoss, SquaredLoss
 from skdpminimax.privacy.budget import PrivacyBudget
 from skdpminimax.privacy.mechanisms import clip_rows, clipped_sum
 from skdpminimax.privacy.samplers import make_sampler
+from skdpminimax.sets import Simplex
 from skdpminimax.solvers import NoisySGDA
 from skdpminimax.solvers import sgda as sgda_module
 from skdpminimax.solvers.oracle import NoisyGradientOracle, dual_clips, resolve_clip_norms
@@ -230,21 +231,15 @@ def _exact_worst_class(X, y, K, lam=0.1, alpha=1e-4):
     Xa, Y = np.hstack([X, np.ones((n, 1))]), np.eye(K)[y]
     counts = np.bincount(y, minlength=K)
 
-    def simplex(v):
-        u = np.sort(v)[::-1]
-        css = np.cumsum(u)
-        r = np.nonzero(u * np.arange(1, K + 1) > css - 1)[0][-1]
-        return np.maximum(v - (css[r] - 1) / (r + 1.0), 0.0)
-
     def envelope(flat):
         W = flat.reshape(d + 1, K)
         Z = Xa @ W
-        losses = logsumexp(Z, axis=1) - (Z * Y).sum(1)
-        q = simplex(1.0 / K + (np.bincount(y, losses, K) / counts) / lam)
+        risks = np.bincount(y, logsumexp(Z, axis=1) - (Z * Y).sum(1), K) / counts
+        q = Simplex().project(1.0 / K + risks / lam)
         P = np.exp(Z - logsumexp(Z, axis=1, keepdims=True))
         G = Xa.T @ ((P - Y) * (q[y] / counts[y])[:, None])
         G[:-1] += alpha * W[:-1]
-        value = q @ (np.bincount(y, losses, K) / counts) + alpha / 2 * np.sum(W[:-1] ** 2)
+        value = q @ risks + alpha / 2 * np.sum(W[:-1] ** 2)
         return value - lam / 2 * np.sum((q - 1.0 / K) ** 2), G.ravel()
 
     W = minimize(envelope, np.zeros((d + 1) * K), jac=True, method="L-BFGS-B").x
