@@ -9,7 +9,7 @@ from scipy.optimize import minimize
 from scipy.special import logsumexp
 
 from skdpminimax import DPRobustClassifier
-from skdpminimax.objectives import DemographicParityRegression, GroupDRO, SaddleData
+from skdpminimax.objectives import GroupDRO, SaddleData, SquareLossAUC
 from skdpminimax.objectives import LogisticLoss, MultinomialLoss, SquaredLoss
 from skdpminimax.privacy.budget import PrivacyBudget
 from skdpminimax.privacy.mechanisms import clip_rows, clipped_sum
@@ -48,11 +48,11 @@ def test_group_dro_dual_clips_formula(loss, ell0):
 
 
 def test_objectives_without_the_hook_keep_one_scalar_clip():
-    parity = DemographicParityRegression(3, PI, data_norm=2.0, radius=5.0, bounds=(-1.0, 1.0))
-    assert parity.typical_dual_clips(0.1) is None
+    auc = SquareLossAUC(3, 0.3, data_norm=2.0, radius=5.0)
+    assert auc.typical_dual_clips(0.1) is None
     sampler = make_sampler("poisson", 1000, 50)
-    resolved = resolve_clip_norms(parity, 1.0, "auto")[1]
-    assert dual_clips(parity, "auto", resolved, 2.0, sampler) == resolved
+    resolved = resolve_clip_norms(auc, 1.0, "auto")[1]
+    assert dual_clips(auc, "auto", resolved, 2.0, sampler) == resolved
 
 
 def test_dual_clips_rule():

@@ -111,6 +111,11 @@ def test_group_estimators_default_solver(Estimator, kwargs):
     assert isinstance(solver, NoisySGDA)
     assert (solver.step_size, solver.n_epochs, solver.clip_v, solver.noise_allocation,
             solver.average) == ("scaled", "auto", "auto", 0.3, "tail")
+    # the parity Lagrangian clips its primal at the scaled typical norm (a clip of 1
+    # keeps the primal from following the multipliers), with a soft dual_reg of 0.01
+    parity = kwargs.get("constraint") == "demographic_parity"
+    assert solver.clip_w == ("scaled" if parity else 1.0)
+    assert est.objective_.dual_reg == (0.01 if parity else 0.1)
     # the "scaled" rule reads the objective's public scale: GroupDRO declares one,
     # the parity Lagrangian none (its step stays "auto", 1 / L)
     scale = est.objective_.typical_solution_norm()
@@ -119,12 +124,10 @@ def test_group_estimators_default_solver(Estimator, kwargs):
     else:
         assert scale > 0
     # "auto" dual clips: one per group for group DRO (from the public pi and the
-    # noise), the scalar typical norm for the parity Lagrangian
+    # noise), one per multiplier (lambda+ and lambda- of each group) for parity
     clips = est.objective_.typical_dual_clips(0.0)
-    if kwargs.get("constraint") == "demographic_parity":
-        assert clips is None and est.objective_.typical_grad_norms()[1] > 1.0
-    else:
-        assert clips.shape == (3,)
+    assert clips.shape == ((6,) if parity else (3,))
+    assert np.shape(est.solver_info_["clip_v"]) == clips.shape
     # an explicit solver is left alone
     est2 = Estimator(epsilon=1.0, data_norm=2.0, group_ratios=PI, random_state=0,
                      solver=NoisySGDA(clip_v=2.0), **kwargs)

@@ -11,12 +11,19 @@ from sklearn.utils.validation import check_is_fitted
 
 from skdpminimax._compat import validate_data
 from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, shared_parameter_docs
-from skdpminimax.estimators._groups import GroupRatiosMixin
+from skdpminimax.estimators._groups import GROUP_SGDA_DEFAULTS, GroupRatiosMixin
 from skdpminimax.objectives.fairness import DemographicParityRegression
 from skdpminimax.objectives.group_dro import GroupDRO
 from skdpminimax.objectives.losses import SquaredLoss
+from skdpminimax.solvers import NoisySGDA
 
 __all__ = ["DPGroupFairRegressor"]
+
+# dual_reg="auto". Parity: the multipliers' regulariser softens the constraint, so it
+# is small; minimax loss: the group weights' regulariser validated for the group
+# estimators (docs/benchmarks.md, "Demographic parity's clips and softness").
+_PARITY_DUAL_REG = 0.01
+_MINIMAX_DUAL_REG = 0.1
 
 
 @shared_parameter_docs
@@ -54,8 +61,12 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         public, so this rescaling costs no privacy).
     alpha : float, default=1e-4
         L2 regularisation of the coefficients.
-    dual_reg : float, default=0.1
-        Strong concavity of the dual (group weights or multipliers).
+    dual_reg : float or "auto", default="auto"
+        Strong concavity of the dual (group weights or multipliers). ``"auto"``: 0.1
+        for ``"minimax_loss"``; 0.01 for ``"demographic_parity"``, where it softens
+        the constraint (at the saddle point a gap exceeds ``tolerance`` by
+        ``dual_reg`` times its multiplier, in the rescaled target's units) and 0.1
+        let the gaps end at 1.3 to 3.6 times the tolerance without noise.
     tolerance : float, default=0.05
         Allowed demographic-parity gap, in units of ``y``
         (``constraint="demographic_parity"`` only).
@@ -118,14 +129,14 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         "bounds": [tuple, list, None],
         "radius": [Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
-        "dual_reg": [Interval(Real, 0, None, closed="left")],
+        "dual_reg": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "tolerance": [Interval(Real, 0, None, closed="left")],
         "multiplier_bound": [Interval(Real, 0, None, closed="neither")],
         "fit_intercept": ["boolean"],
     }
 
     def __init__(self, epsilon=1.0, delta=1e-5, *, constraint="minimax_loss", bounds=None,
-                 data_norm=None, radius=10.0, alpha=1e-4, dual_reg=0.1, tolerance=0.05,
+                 data_norm=None, radius=10.0, alpha=1e-4, dual_reg="auto", tolerance=0.05,
                  multiplier_bound=1.0, group_ratios=None, group_ratios_budget=0.05,
                  fit_intercept=True, solver="sgda", accountant=None, random_state=None,
                  n_samples_budget=DEFAULT_N_SAMPLES_BUDGET):
@@ -209,16 +220,28 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         return low, high
 
     def _make_objective(self, n_features, data_norm, constants):
-        common = dict(data_norm=data_norm, radius=self.radius, dual_reg=self.dual_reg,
+        parity = self._parity()
+        dual_reg = self.dual_reg
+        if dual_reg == "auto":
+            dual_reg = _PARITY_DUAL_REG if parity else _MINIMAX_DUAL_REG
+        common = dict(data_norm=data_norm, radius=self.radius, dual_reg=dual_reg,
                       l2_reg=self.alpha, fit_intercept=self.fit_intercept)
-        # One group: no parity constraint to enforce (its dual gradient is identically 0).
-        if self.constraint == "minimax_loss" or len(self.groups_) == 1:
+        if not parity:
             return GroupDRO(n_features, SquaredLoss((-1.0, 1.0)), constants["group_ratios"],
                             **common)
         return DemographicParityRegression(
             n_features, constants["group_ratios"], bounds=(-1.0, 1.0),
             tolerance=self.tolerance / self._y_scale,
             multiplier_bound=self.multiplier_bound, **common)
+
+    def _parity(self):
+        # One group: no parity constraint to enforce (its dual gradient is identically 0).
+        return self.constraint == "demographic_parity" and len(self.groups_) > 1
+
+    def _resolve_solver(self):
+        if isinstance(self.solver, str) and self.solver == "sgda" and self._parity():
+            return NoisySGDA(**{**GROUP_SGDA_DEFAULTS, "clip_w": "scaled"})
+        return super()._resolve_solver()
 
     def _set_fitted(self, result, objective, constants):
         coef, intercept = objective.model.coef_intercept(np.asarray(result.w))

@@ -116,13 +116,35 @@ class DemographicParityRegression(SaddleObjective):
         norms = np.abs(G[:, 0]) * self.model.row_norms(data.X)
         scale = np.minimum(1.0, clip_w / np.maximum(norms, 1e-300))
         sw = self.model.weighted_grad_sum(data.X, G * scale[:, None])
-        # ||grad_v f_i|| = sqrt(2) |h_i| sqrt((1/pi_g - 1)^2 + K - 1): closed form, so the
-        # clipped sum needs only per-group sums of the clipped h.
+        # An example's dual gradient is (a, -a) with a = h (e_g / pi_g - 1): its norm
+        # after dividing by the clips c (one scalar, or one per coordinate from
+        # typical_dual_clips) is |h| sqrt(((1/pi_g - 1)^2 - 1) k_g + sum_a k_a), with
+        # k_a = c+_a^-2 + c-_a^-2. Closed form, so the clipped sum needs only per-group
+        # sums of the clipped h.
+        K = self.n_groups
+        clips = np.broadcast_to(np.asarray(clip_v, dtype=float), (2 * K,))
+        k = clips[:K] ** -2.0 + clips[K:] ** -2.0
         h = Z[:, 0]
-        vnorm = math.sqrt(2.0) * np.abs(h) * np.sqrt((inv_pi - 1.0) ** 2 + self.n_groups - 1)
-        hc = h * np.minimum(1.0, clip_v / np.maximum(vnorm, 1e-300))
-        gplus = np.bincount(data.groups, weights=hc * inv_pi, minlength=self.n_groups) - hc.sum()
+        wnorm = np.abs(h) * np.sqrt(((inv_pi - 1.0) ** 2 - 1.0) * k[data.groups] + k.sum())
+        hc = h * np.minimum(1.0, 1.0 / np.maximum(wnorm, 1e-300))
+        gplus = np.bincount(data.groups, weights=hc * inv_pi, minlength=K) - hc.sum()
         return sw, np.concatenate([gplus, -gplus])
+
+    def typical_dual_clips(self, noise_scale):
+        # Coordinate a is clipped at c0 / max(pi_a, r): divided by these clips, an
+        # example of group g has norm |h| sqrt(2 ((1 - pi_g)^2 + sum_{a != g} pi_a^2)) / c0
+        # (groups at least as frequent as the noise r), the same for every group, and c0
+        # leaves every prediction |h| <= B_y unclipped. The gap estimates are then
+        # unbiased, and each multiplier's noise is that of its group's mean (~ 1 / pi_a).
+        # One scalar clip (typical_grad_norms) instead clips the small groups'
+        # predictions and under-states their gaps. A group rarer than the noise r has its
+        # clip capped at c0 / r, so no coordinate's noise exceeds c0 in a step (as in
+        # GroupDRO.typical_dual_clips). Public: pi, B_y and the noise.
+        pi = np.asarray(self.group_ratios, dtype=float)
+        spread = (1.0 - pi) ** 2 + (np.sum(pi ** 2) - pi ** 2)
+        c0 = self.loss.target_bound * math.sqrt(2.0 * float(spread.max()))
+        clips = c0 / np.maximum(pi, float(noise_scale))
+        return np.concatenate([clips, clips])
 
     def reg_value(self, w, v):
         return (0.5 * self.l2_reg * float(w @ w) - self.tolerance * float(v.sum())
