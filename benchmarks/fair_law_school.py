@@ -7,7 +7,9 @@ non-private exact solutions (SLSQP on the max of group MSEs / the constrained
 least squares) and fairlearn's
 ExponentiatedGradient(BoundedGroupLoss) when fairlearn is importable.
 dual_reg (and, for parity, the dual step size) are chosen at epsilon=1 on a
-validation split carved from the training data (non-private tuning, _tuning.py).
+validation split carved from the training data (non-private tuning, _tuning.py);
+the rows "demographic_parity defaults" are the estimator with its defaults
+(solver="sgda", dual_reg="auto"), untuned.
 
     SKDPMINIMAX_DATA=/path/to/data python benchmarks/fair_law_school.py [--quick]
 """
@@ -132,9 +134,12 @@ def main():
         print("fairlearn not importable: skipped (pip install skdpminimax[benchmarks])")
 
     def model(epsilon, constraint, params, seed, accountant=None):
-        solver = NoisySGDA(**{**SOLVER, **{k: v for k, v in params.items() if k != "dual_reg"}})
+        # params None: the estimator's defaults (solver="sgda", dual_reg="auto")
+        solver = ("sgda" if params is None else
+                  NoisySGDA(**{**SOLVER, **{k: v for k, v in params.items() if k != "dual_reg"}}))
         return DPGroupFairRegressor(epsilon=epsilon, constraint=constraint, bounds=BOUNDS,
-                                    data_norm=DATA_NORM, dual_reg=params["dual_reg"],
+                                    data_norm=DATA_NORM,
+                                    dual_reg="auto" if params is None else params["dual_reg"],
                                     tolerance=TOLERANCE, multiplier_bound=20.0, solver=solver,
                                     accountant=accountant, random_state=seed,
                                     n_samples_budget="public")  # split sizes: public
@@ -160,14 +165,16 @@ def main():
 
     accountant = BudgetAccountant()  # a ledger for the benchmark only
     for epsilon in epsilons:
-        for constraint in ("minimax_loss", "demographic_parity"):
+        runs = [(c, best[c], "") for c in ("minimax_loss", "demographic_parity")]
+        runs.append(("demographic_parity", None, " defaults"))
+        for constraint, params, label in runs:
             scores, t0 = [], time.time()
             for seed in seeds:
-                fitted = model(epsilon, constraint, best[constraint], seed, accountant).fit(
+                fitted = model(epsilon, constraint, params, seed, accountant).fit(
                     X, y, sensitive_features=g)
                 scores.append(evaluate(fitted.predict))
             s = np.array(scores)
-            show(f"{constraint}, eps={epsilon} ({(time.time() - t0) / len(s):.1f}s/fit)",
+            show(f"{constraint}{label}, eps={epsilon} ({(time.time() - t0) / len(s):.1f}s/fit)",
                  s.mean(axis=0), s.std(axis=0))
 
 

@@ -80,13 +80,16 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         ``"sgda"``: ``NoisySGDA(step_size="scaled", n_epochs="auto", clip_v="auto",
         noise_allocation=0.3, average="tail")``, whose dual clips come from the
         objective (the per-example dual gradient grows like ``1 / pi_g``: for
-        ``"minimax_loss"`` one clip per group, for ``"demographic_parity"`` the
-        scalar ``typical_grad_norms``; see :class:`DPRobustClassifier`, Notes) and
-        whose step, for ``"minimax_loss"``, from the objective's public ``typical_solution_norm``
+        ``"minimax_loss"`` one clip per group, for ``"demographic_parity"`` one per
+        multiplier, :meth:`~skdpminimax.objectives.DemographicParityRegression.typical_dual_clips`; see
+        :class:`DPRobustClassifier`, Notes) and whose step, for ``"minimax_loss"``,
+        from the objective's public ``typical_solution_norm``
         (predictions of 4 times the target range's half-width on rows at
         ``data_norm``) and the noise. ``"demographic_parity"`` declares no such
-        scale and keeps the certified ``1 / L`` step: the larger step also speeds
-        up its multipliers, which widened the parity gap on validation.
+        scale and keeps the certified ``1 / L`` step (the larger step also speeds
+        up its multipliers, which widened the parity gap on validation), and clips
+        its primal at ``clip_w="scaled"`` instead of 1, which kept the model from
+        following the multipliers.
     accountant : BudgetAccountant or None, default=None
     {shared_parameters}
 
