@@ -133,8 +133,8 @@ class DemographicParityRegression(SaddleObjective):
     def typical_dual_clips(self, noise_scale):
         # Coordinate a is clipped at c0 / max(pi_a, r): divided by these clips, an
         # example of group g has norm |h| sqrt(2 ((1 - pi_g)^2 + sum_{a != g} pi_a^2)) / c0
-        # (groups at least as frequent as the noise r), the same for every group, and c0
-        # leaves every prediction |h| <= B_y unclipped. The gap estimates are then
+        # (groups at least as frequent as the noise r), and c0, that root's largest
+        # value times B_y, leaves every prediction |h| <= B_y unclipped in every group. The gap estimates are then
         # unbiased, and each multiplier's noise is that of its group's mean (~ 1 / pi_a).
         # One scalar clip (typical_grad_norms) instead clips the small groups'
         # predictions and under-states their gaps. A group rarer than the noise r has its
