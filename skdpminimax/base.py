@@ -36,9 +36,10 @@ solve, the estimator checks that the run was planned on the released size (a cus
 solver must plan on ``data.planning_size``, see
 :class:`~skdpminimax.objectives.SaddleData`).
 
-Sparse ``X`` is refused with a clear error (dense data are required): rows are
-clipped and scored as dense vectors, and the data sets these estimators are made
-for are small and dense. Values of any finite size are accepted: rows are clipped
+Sparse ``X`` (any SciPy format, used as CSR) is accepted by the built-in
+estimators, whose objectives score and clip rows without densifying them;
+:class:`~skdpminimax.DPSaddleEstimator` refuses it (user objectives see dense arrays).
+Values of any finite size are accepted: rows are clipped
 to ``data_norm`` with an overflow-safe norm; a row-norm bound (public or taken
 from the data) above ``MAX_DATA_NORM`` is refused before anything is spent, since the
 objectives' scores and squared losses would overflow.
