@@ -122,6 +122,43 @@ def test_analytic_gaussian_sigma_matches_balle_wang(epsilon, delta):
     assert gdp_delta(epsilon, sens / sigma) <= delta * 1.001
 
 
+def _exact_gaussian_delta(epsilon, sigma):
+    """Balle & Wang's delta of N(0, sigma^2) at sensitivity 1, to 50 digits (mpmath,
+    which dp-accounting requires): an independent reference for the tails."""
+    import mpmath as mp
+
+    with mp.workdps(50):
+        eps, s = mp.mpf(epsilon), mp.mpf(sigma)
+        return float(mp.ncdf(1 / (2 * s) - eps * s) - mp.e ** eps * mp.ncdf(-1 / (2 * s) - eps * s))
+
+
+@pytest.mark.parametrize("epsilon,delta", [
+    (0.1, 1e-5), (1.0, 1e-5), (8.8, 1e-10), (13.2114, 1e-11), (15.5662, 1e-11),
+    (23.3, 1e-10), (25.4617, 1e-6), (40.0, 1e-12), (60.0, 1e-3),
+])
+def test_analytic_gaussian_sigma_certifies_in_the_tails(epsilon, delta):
+    # diffprivlib's GaussianAnalytic gave 0.2826 at (23.3, 1e-10), where 0.3304 is
+    # needed (delta 3e-7), and 0.2490 at (25.46, 1e-6): 3.4 times the delta.
+    sigma = analytic_gaussian_sigma(epsilon, delta, 1.0)
+    assert _exact_gaussian_delta(epsilon, sigma) <= delta * (1 + 1e-9)
+    assert _exact_gaussian_delta(epsilon, sigma * (1 - 1e-6)) > delta  # and tight
+    # a third computation: dp-accounting's (pessimistic) PLD of the same release
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    release = pld.from_gaussian_mechanism(sigma, value_discretization_interval=1e-5)
+    assert release.get_delta_for_epsilon(epsilon) <= delta * 1.01
+
+
+def test_analytic_gaussian_sigma_scales_with_sensitivity_and_refuses_bad_budgets():
+    assert analytic_gaussian_sigma(2.0, 1e-6, 3.5) == pytest.approx(
+        3.5 * analytic_gaussian_sigma(2.0, 1e-6, 1.0), rel=1e-10)
+    assert analytic_gaussian_sigma(np.inf, 1e-6, 1.0) == 0.0
+    assert analytic_gaussian_sigma(1.0, 1e-6, 0.0) == 0.0
+    for epsilon, delta in [(0.0, 1e-6), (-1.0, 1e-6), (1.0, 0.0), (1.0, 1.0)]:
+        with pytest.raises(ValueError):
+            analytic_gaussian_sigma(epsilon, delta, 1.0)
+
+
 # ---- the multiplier search itself, on functions with known roots -------------------
 from skdpminimax.privacy.calibration import _REL_TOL, _gdp_guess, _search_multiplier  # noqa: E402
 

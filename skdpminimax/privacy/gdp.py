@@ -11,17 +11,55 @@ import math
 
 from scipy import stats
 
-__all__ = ["gdp_delta", "gdp_epsilon"]
+__all__ = ["gaussian_sigma", "gdp_delta", "gdp_epsilon"]
 
 
 def gdp_delta(epsilon, mu):
     """Smallest delta with mu-GDP => (epsilon, delta)-DP (Dong et al. 2022, Cor. 2.13).
 
-    ``Phi(-epsilon / mu + mu / 2) - exp(epsilon) Phi(-epsilon / mu - mu / 2)``; the
-    second term is formed in log space, so a large epsilon does not overflow.
+    ``Phi(-epsilon / mu + mu / 2) - exp(epsilon) Phi(-epsilon / mu - mu / 2)``, formed
+    as ``Phi(a) (1 - exp(log-ratio))`` in log space: deep in the tails (large
+    epsilon, tiny delta) both terms are tiny and nearly equal, and a difference of
+    the two, or ``Phi`` through ``erf``, loses every digit.
     """
-    return float(stats.norm.cdf(-epsilon / mu + mu / 2)
-                 - math.exp(epsilon + stats.norm.logcdf(-epsilon / mu - mu / 2)))
+    if mu == 0:
+        return 0.0
+    log_first = stats.norm.logcdf(-epsilon / mu + mu / 2)
+    log_second = epsilon + stats.norm.logcdf(-epsilon / mu - mu / 2)
+    if log_second >= log_first:  # only by rounding: the exact difference is >= 0
+        return 0.0
+    return float(math.exp(log_first) * -math.expm1(log_second - log_first))
+
+
+def gaussian_sigma(epsilon, delta, sensitivity=1.0):
+    """Smallest noise std (to a relative 1e-12, on the safe side) at which one Gaussian
+    release of this L2 sensitivity is (epsilon, delta)-DP: the analytic Gaussian
+    mechanism (Balle & Wang 2018, Thm. 8), i.e. ``sensitivity / sigma``-GDP.
+
+    Bisection on ``log mu`` with :func:`gdp_delta`; the returned sigma is checked to
+    certify before it is returned. Valid for any ``epsilon > 0`` and ``delta`` in (0, 1).
+    """
+    if not (epsilon > 0 and 0 < delta < 1 and sensitivity >= 0):
+        raise ValueError(f"Need epsilon > 0, delta in (0, 1), sensitivity >= 0; got "
+                         f"{epsilon}, {delta}, {sensitivity}.")
+    if sensitivity == 0 or math.isinf(epsilon):
+        return 0.0
+    lo, hi = 1e-3, 1.0  # mu bracket: gdp_delta(epsilon, lo) <= delta < gdp_delta(epsilon, hi)
+    while gdp_delta(epsilon, lo) > delta:
+        lo, hi = lo / 16, lo
+        if lo < 1e-300:
+            raise ValueError(f"No Gaussian noise meets epsilon={epsilon}, delta={delta}.")
+    while gdp_delta(epsilon, hi) <= delta:
+        lo, hi = hi, hi * 16
+        if hi > 1e300:
+            return 0.0  # any noise, however small, certifies
+    while hi / lo > 1 + 1e-12:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if gdp_delta(epsilon, mid) <= delta else (lo, mid)
+    sigma = sensitivity / lo
+    if gdp_delta(epsilon, sensitivity / sigma) > delta:  # never release uncertified noise
+        raise RuntimeError("Gaussian noise calibration failed to certify (epsilon, delta).")
+    return sigma
 
 
 def gdp_epsilon(mu, delta):
