@@ -72,7 +72,8 @@ def _fresh_accountant():
     ("robust", {"group_ratios": [0.5, 0.3, 0.2]}, None, "3 entries"),
     ("fair", {"bounds": (-100, 100)}, np.zeros(300), "at least 2 groups"),
     ("fair", {"bounds": (-100, 100)}, np.arange(299), "rows, expected"),
-    ("fair", {"bounds": (5, -5)}, None, "lower <= upper"),
+    ("fair", {"bounds": (5, -5)}, None, "lower < upper"),
+    ("fair", {"bounds": (1, 1)}, None, "lower < upper"),
     ("fair", {"bounds": (-np.inf, np.inf)}, None, "finite"),
     ("fair", {"bounds": (0.0, np.inf)}, None, "finite"),
     ("fair", {"bounds": (-1e308, 1e308)}, None, "finite width"),  # the width overflows
@@ -82,6 +83,13 @@ def _fresh_accountant():
     ("robust", {}, np.column_stack([np.r_[np.nan, np.zeros(299)], np.arange(300) % 2]),
      "missing"),
     ("fair", {"bounds": (-100, 100)}, np.array([1.0, 2.0, np.nan] * 100), "missing"),
+    # a continuous attribute would make one group per value and publish them in groups_
+    ("robust", {}, np.round(np.random.default_rng(0).lognormal(10, 1, 300), 2), "continuous"),
+    ("fair", {"bounds": (-100, 100)}, np.linspace(0.5, 7.25, 300), "continuous"),
+    ("robust", {}, np.column_stack([np.arange(300) % 2, np.linspace(0, 1, 300)]), "continuous"),
+    ("robust", {}, np.array([0.0, 1.0, np.inf] * 100), "inf"),
+    ("robust", {"group_ratios": [[0.5, 0.5]]}, None, "1-D"),
+    ("fair", {"bounds": (-100, 100), "group_ratios": [0.5, 0.5]}, "none", "sensitive_features"),
 ])
 def test_bad_input_raises_before_spending(make, kwargs, sf, match):
     acc = _fresh_accountant()
@@ -91,9 +99,19 @@ def test_bad_input_raises_before_spending(make, kwargs, sf, match):
     else:
         X, y, groups = _regression()
         est = DPGroupFairRegressor(data_norm=5.0, accountant=acc, random_state=0, **kwargs)
+    if isinstance(sf, str):  # "none": no sensitive features at all
+        groups, sf = None, None
     with pytest.raises(ValueError, match=match):
         est.fit(X, y, sensitive_features=groups if sf is None else sf)
     assert tuple(acc.total()) == (0.0, 0.0)
+
+
+def test_integer_valued_float_groups_are_accepted():
+    X, y, groups = _classification()
+    numeric = np.where(groups == "a", 10.0, -3.0)  # integer-valued floats: discrete groups
+    clf = DPRobustClassifier(epsilon=np.inf, data_norm=5.0, random_state=0).fit(
+        X, y, sensitive_features=numeric)
+    assert clf.groups_.tolist() == [-3.0, 10.0]
 
 
 def test_single_class_and_unknown_label_type_raise():

@@ -56,10 +56,30 @@ def encode_groups(sensitive_features, n_samples):
     if _has_missing(sf):
         raise ValueError("sensitive_features contains NaN or missing values (None, pd.NA); "
                          "drop those rows or give them a group of their own.")
+    _check_discrete(sf)
     if sf.dtype.kind == "O" or sf.ndim == 2:
         sf = sf.astype(str)
     labels, codes = np.unique(sf, axis=0 if sf.ndim == 2 else None, return_inverse=True)
     return codes.reshape(-1).astype(np.intp), [_label(r) for r in labels]
+
+
+def _check_discrete(sf):
+    """Refuse a continuous attribute: every distinct value would be a group of its own
+    (a useless model), and ``groups_``, which treats group labels as public, would
+    publish the column's values."""
+    values = sf.ravel()
+    if sf.dtype.kind == "O":  # mixed columns: look at the numbers among them
+        values = np.array([v for v in values if isinstance(v, (float, np.floating))], float)
+    elif sf.dtype.kind not in "fc":
+        return
+    if not np.all(np.isfinite(values)):
+        raise ValueError("sensitive_features contains inf; group labels must be finite.")
+    if np.any(values != np.round(values)):
+        raise ValueError(
+            "sensitive_features holds non-integer numbers, i.e. a continuous attribute: "
+            "every distinct value would be a group of its own, and group labels are "
+            "released as public (groups_). Bin it into groups first, with public bin "
+            "edges (e.g. numpy.digitize or pandas.cut).")
 
 
 def _has_missing(sf):
@@ -131,7 +151,10 @@ class GroupRatiosMixin:
                 raise ValueError(f"Groups {empty} of group_ratios have no training samples.")
             values = [gr[g] for g in labels]
         else:
-            values = np.asarray(gr, dtype=float).ravel()
+            values = np.asarray(gr, dtype=float)
+            if values.ndim != 1:
+                raise ValueError(f"group_ratios must be a dict or a 1-D array, got shape "
+                                 f"{values.shape}.")
             if values.size != len(labels):
                 raise ValueError(
                     f"group_ratios has {values.size} entries but sensitive_features has "

@@ -171,6 +171,9 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         y : array-like of shape (n_samples,)
         sensitive_features : array-like of shape (n_samples,) or (n_samples, n_attrs)
             Group membership. ``None``: one group (plain private least squares).
+            Discrete labels (strings, integers, integer-valued floats); a continuous
+            attribute is refused: bin it with public edges first. The label set is
+            treated as public and is stored in ``groups_``.
 
         Returns
         -------
@@ -186,6 +189,9 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         y = y.astype(np.float64)
         self.bounds_ = self._resolve_bounds(y)
         if sensitive_features is None:
+            if self.group_ratios is not None:
+                raise ValueError("group_ratios is given but sensitive_features is not: pass "
+                                 "the groups the ratios describe.")
             warnings.warn("No sensitive_features given: one group, so the fit is plain private "
                           "least squares.", UserWarning)
             self.groups_ = np.array([0])
@@ -202,8 +208,9 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
 
     def _resolve_bounds(self, y):
         if self.bounds is not None:
-            if len(self.bounds) != 2 or not float(self.bounds[0]) <= float(self.bounds[1]):
-                raise ValueError(f"bounds must be (lower, upper) with lower <= upper, "
+            # Equal bounds would clip every target to one value: nothing to learn.
+            if len(self.bounds) != 2 or not float(self.bounds[0]) < float(self.bounds[1]):
+                raise ValueError(f"bounds must be (lower, upper) with lower < upper, "
                                  f"got {self.bounds!r}.")
             return self._check_width(float(self.bounds[0]), float(self.bounds[1]), "bounds")
         warnings.warn(

@@ -178,6 +178,9 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         y : array-like of shape (n_samples,)
         sensitive_features : array-like of shape (n_samples,) or (n_samples, n_attrs), default=None
             Group membership; ``None`` uses the class labels as groups.
+            Discrete labels (strings, integers, integer-valued floats); a continuous
+            attribute is refused: bin it with public edges first. The label set is
+            treated as public and is stored in ``groups_``.
 
         Returns
         -------
