@@ -17,7 +17,10 @@ Subclasses implement the task-specific steps (:meth:`_validate_targets`,
 :meth:`_set_fitted`). A fit interrupted after step 3 has spent its budget: the
 accountant is charged before data are touched, as a ledger must be. A failed fit
 leaves the estimator exactly as it was (a previous fit stays in place); a
-successful one replaces every fitted attribute of the previous fit.
+successful one replaces every fitted attribute of the previous fit. Steps 1 and 2
+run alone as a check (:meth:`DPMinimaxEstimator._check_fit`: nothing spent, nothing
+changed), so that a caller charging fits in advance (:mod:`skdpminimax.search`)
+refuses bad input before its charge with the fit's own checks.
 
 **The number of examples.** A solver plans its run (sampling rate, number of
 steps) from a size. Under replace-one neighbours (full batch, sampling without
@@ -46,6 +49,7 @@ objectives' scores and squared losses would overflow.
 """
 
 import warnings
+from contextvars import ContextVar
 from numbers import Real
 
 import numpy as np
@@ -54,6 +58,7 @@ from diffprivlib.accountant import BudgetAccountant
 from diffprivlib.utils import PrivacyLeakWarning
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import _num_samples
 
 from skdpminimax._compat import validate_data
 from skdpminimax.objectives.base import SaddleData
@@ -122,6 +127,12 @@ def resolve_rng(random_state):
         return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
     return np.random.default_rng(random_state)
 
+
+# Set by DPMinimaxEstimator._check_fit: "all" stops a fit before its spend, "rows"
+# after its target checks (X is then a stand-in). A context variable, so that the
+# estimators' own fit methods (which map fit parameters to task data) run unchanged
+# and a fit in another thread is never affected.
+_CHECK_ONLY = ContextVar("skdpminimax_check_only", default=None)
 
 # Size of the n-free dry run when the true size is private (add/remove-one).
 _PROBE_SIZE = 10_000
@@ -216,22 +227,65 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         # attribute of a previous fit survives a successful one), and a failed fit (bad
         # input, budget error, a crash in the solver) restores the estimator exactly as
         # it was, previous fit included. Only the accountant keeps a trace: a fit that
-        # failed after step 3 has been charged.
+        # failed after step 3 has been charged. A check (_check_fit) is restored too.
         before = dict(vars(self))
         for name in [k for k in before if k.endswith("_") and not k.startswith("__")]:
             delattr(self, name)
+        fitted = False
         try:
-            return self._fit_steps(X, y, **task_data)
-        except BaseException:
-            vars(self).clear()
-            vars(self).update(before)
-            raise
+            fitted = self._fit_steps(X, y, **task_data) is not None
+        finally:
+            if not fitted:
+                vars(self).clear()
+                vars(self).update(before)
+        return self
+
+    def _check_fit(self, X, y=None, *, rows_only=False, **fit_params):
+        """Raise what ``fit(X, y, **fit_params)`` would raise before its spend.
+
+        Runs ``fit`` itself up to its spend (steps 1 and 2: parameters, data, targets
+        and task data, the accountant's remaining budget, the calibration dry run) and
+        stops there: nothing is spent and the estimator is left exactly as it was.
+        Callers that charge fits in advance (:mod:`skdpminimax.search`) run it so that
+        bad input fails before their charge.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The data the fit would get.
+        y : array-like of shape (n_samples,), default=None
+            The targets the fit would get.
+        rows_only : bool, default=False
+            ``True`` when the fit would get another ``X`` with the same rows (earlier
+            steps of a pipeline transform it): only the parameters, the number of
+            rows, ``y`` and ``fit_params`` are checked, not the values or width of
+            ``X``, its norm bound or the calibration (which depends on the width).
+        **fit_params : dict
+            The keyword arguments of ``fit`` (for example ``sensitive_features``).
+
+        Returns
+        -------
+        self : DPMinimaxEstimator
+            Unchanged.
+        """
+        if rows_only:
+            # A stand-in with X's rows: targets and task data are checked against it.
+            X = np.zeros((_num_samples(X), 1))
+        token = _CHECK_ONLY.set("rows" if rows_only else "all")
+        try:
+            self.fit(X, y, **fit_params)
+        finally:
+            _CHECK_ONLY.reset(token)
+        return self
 
     def _fit_steps(self, X, y, **task_data):
+        """Steps 1 to 6; ``None`` (nothing spent, nothing to keep) for a check."""
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False,
                              ensure_min_samples=2, accept_sparse=self._accept_sparse)
         targets, task_data = self._validate_targets(X, y, **task_data)
+        if _CHECK_ONLY.get() == "rows":  # X is a stand-in: nothing more to check
+            return None
         budget = PrivacyBudget(self.epsilon, self.delta)
         accountant = self._fit_ledger()  # refuses a pickled copy of the caller's ledger
         accountant.check(budget.epsilon, budget.delta)
@@ -257,6 +311,8 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
             # The size is private under add/remove-one: plan on a released one.
             size_budget, train_budget = train_budget.split(size_fraction)
         task_data = {**task_data, "neighboring_relation": relation}
+        if _CHECK_ONLY.get():  # _check_fit: every check passed; stop before the spend
+            return None
 
         accountant.spend(budget.epsilon, budget.delta)
         rng = resolve_rng(self.random_state)
