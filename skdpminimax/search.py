@@ -11,13 +11,19 @@ This module makes such searches correct:
 
 * :func:`search_budgets` lists, without spending, one ``(epsilon, delta)`` entry per
   private fit the search will run;
-* :func:`charge_search` spends those entries on the caller's accountant, in the
-  calling process, *before* the search starts (all or nothing), and returns a copy
-  of the search whose estimators spend on a
+* :func:`charge_search` checks the input as the fits will, spends those entries on
+  the caller's accountant, in the calling process, *before* the search starts (all
+  or nothing), and returns a copy of the search (:class:`PrepaidGridSearchCV`,
+  :class:`PrepaidRandomizedSearchCV`) whose estimators spend on a
   :class:`~skdpminimax.privacy.ledger.PrepaidLedger` instead: nothing is counted
-  twice, whichever process runs the fits;
+  twice, whichever process runs the fits. Its ``fit`` runs once: it closes the
+  prepaid ledger and hands the refitted model back to the caller's accountant;
 * :class:`PrivateSearchCV` wraps a ``GridSearchCV`` or ``RandomizedSearchCV`` and
   does both at every ``fit``.
+
+Bad input is refused before the charge: each private step of each candidate runs
+its fit's own checks first, as far as they can run outside the search (see
+:func:`charge_search`, "Checks before the charge").
 
 diffprivlib's models in the searched pipeline (its ``StandardScaler``, say) are
 private steps too: each of their fits is charged ``(epsilon, 0)``. They need it more
@@ -34,9 +40,10 @@ other meta-estimator (a calibrated or bagged classifier, a nested search, or one
 hidden in a list parameter) may be fitted several times per fit and is refused with
 ``TypeError``: one entry per fit would under-charge it. Before anything is spent, every
 private step of every candidate is checked to hold the prepaid ledger. In one process
-the fits consume the prepaid entries (no more than was charged can be spent), and
-:class:`PrivateSearchCV` closes the prepaid ledger when its search has run; a prepaid
-ledger is never accepted as the ledger to charge.
+the fits consume the prepaid entries (no more than was charged can be spent); the
+prepaid ledger can be pickled (to the workers) only while its search runs, and is
+closed when the search has run; a prepaid ledger is never accepted as the ledger to
+charge.
 
 The entries are spent one per fit, so the ``BudgetAccountant`` composes them (with
 its ``slack`` if set). The refit is charged one entry that covers every candidate:
@@ -45,12 +52,14 @@ steps.
 """
 
 import warnings
+from contextlib import ExitStack
 from numbers import Integral
 
 import numpy as np
 from diffprivlib.accountant import BudgetAccountant
 from diffprivlib.utils import Budget, BudgetError, PrivacyLeakWarning
 from diffprivlib.validation import DiffprivlibMixin
+from sklearn import get_config
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
 from sklearn.model_selection import (
@@ -61,13 +70,16 @@ from sklearn.model_selection import (
     check_cv,
 )
 from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.utils.metadata_routing import process_routing
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_consistent_length
 
 from skdpminimax.base import DPMinimaxEstimator
 from skdpminimax.privacy.budget import budget_entry, resolve_accountant
 from skdpminimax.privacy.ledger import LedgerGuardMixin, PrepaidLedger, fit_ledger
 
-__all__ = ["PrivateSearchCV", "charge_search", "search_budgets"]
+__all__ = ["PrepaidGridSearchCV", "PrepaidRandomizedSearchCV", "PrivateSearchCV",
+           "charge_search", "search_budgets"]
 
 
 def _is_private(estimator):
@@ -147,10 +159,11 @@ def _is_add_remove(step):
 
 
 def _check_search(search):
-    if not isinstance(search, (GridSearchCV, RandomizedSearchCV)):
+    # Exact classes: a subclass may fit otherwise (and its prepaid copy would lose it).
+    if type(search) not in _SEARCHES:
         raise TypeError(
-            "Only GridSearchCV and RandomizedSearchCV can be charged in advance (their fits are "
-            f"known before they start); got {type(search).__name__}."
+            "Only GridSearchCV and RandomizedSearchCV (not subclasses) can be charged in "
+            f"advance (their fits are known before they start); got {type(search).__name__}."
         )
     if isinstance(search, RandomizedSearchCV) and not isinstance(search.random_state, Integral):
         raise ValueError(
@@ -330,13 +343,14 @@ def _check_prepaid(search, ledger):
                 )
 
 
-def charge_search(search, X, y=None, *, groups=None, accountant=None):
+def charge_search(search, X, y=None, *, groups=None, accountant=None, **params):
     """Charge a search's whole privacy cost now; return it ready to run anywhere.
 
-    Spends, on the caller's accountant and in the calling process, one entry per
-    private fit of the search (see :func:`search_budgets`); if the entries do not
-    all fit in the remaining budget, nothing is spent and
-    :class:`~diffprivlib.utils.BudgetError` is raised. Returns an unfitted clone of
+    Checks, for every private step of every candidate, what its fit checks before
+    spending (see Notes); then spends, on the caller's accountant and in the calling
+    process, one entry per private fit of the search (see :func:`search_budgets`).
+    If the entries do not all fit in the remaining budget, nothing is spent and
+    :class:`~diffprivlib.utils.BudgetError` is raised. Returns an unfitted copy of
     ``search`` whose private estimators spend on a
     :class:`~skdpminimax.privacy.ledger.PrepaidLedger`, so the fits, in this process,
     in joblib workers (``n_jobs``) or on a Dask cluster, are not charged again.
@@ -345,24 +359,51 @@ def charge_search(search, X, y=None, *, groups=None, accountant=None):
     ----------
     search : GridSearchCV or RandomizedSearchCV
         The search to charge (not modified).
-    X : array-like of shape (n_samples, n_features)
-        Training data the search will be fitted on (only its size is used).
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Training data the search will be fitted on (checked, see Notes).
     y : array-like of shape (n_samples,), default=None
-        Targets (only to build the splits).
+        Targets the search will be fitted on.
     groups : array-like of shape (n_samples,), default=None
         Group labels for group-aware splitters.
     accountant : BudgetAccountant, default=None
         The ledger to charge. ``None``: the accountant the search's private
         estimators share (diffprivlib's default one if they have none).
+    **params : dict
+        The other parameters the search's ``fit`` will get (for example
+        ``sensitive_features``), routed as the search routes them and checked.
 
     Returns
     -------
-    prepaid_search : GridSearchCV or RandomizedSearchCV
-        Fit it **once**, on the same data: a second fit is not charged again.
-        Prefer :class:`PrivateSearchCV`, which charges at every ``fit``.
+    prepaid_search : PrepaidGridSearchCV or PrepaidRandomizedSearchCV
+        The ``GridSearchCV`` or ``RandomizedSearchCV`` with the same parameters. Fit
+        it **once**, in this process, on the same data: its fit closes the prepaid
+        ledger (a second fit, or a fit of a copy, is refused) and hands
+        ``best_estimator_`` back to the charged accountant. Prefer
+        :class:`PrivateSearchCV`, which charges at every ``fit``.
+
+    Raises
+    ------
+    ValueError or TypeError
+        If a check fails (nothing spent).
 
     Notes
     -----
+    **Checks before the charge.** ``X``, ``y`` and ``groups`` must have the same
+    number of rows. For each candidate, each skdpminimax step reached through
+    pipelines runs its fit's own checks (``DPMinimaxEstimator._check_fit``), on
+    the full data as the refit gets it: parameters, targets and the fit parameters
+    routed to it (``sensitive_features``). Where no earlier step transforms ``X``,
+    also ``X`` itself (NaN, sparse input a step refuses, its norm bound) and the
+    calibration dry run on the full size. Not covered, so their fits fail after the
+    charge: ``X`` after an earlier pipeline step (its values and width, hence the
+    calibration; only its row count is checked), a step under a
+    ``TransformedTargetRegressor``, ``FeatureUnion`` or ``ColumnTransformer`` (its
+    parameters only), diffprivlib steps (their ``_validate_params`` only: diffprivlib
+    checks its own parameters and data at fit) and failures of one split only (a fold
+    with one class, a fold too small for the solver). A candidate that fails its
+    checks is refused even with ``error_score=np.nan``, which would have charged its
+    failing fits for nothing.
+
     **Privacy.** Each fit of a skdpminimax estimator is ``(epsilon, delta)``-DP
     for its own neighbouring relation, and every fit of the search (each candidate
     on each split, and the refit) is charged as one entry, so the caller's
@@ -371,19 +412,32 @@ def charge_search(search, X, y=None, *, groups=None, accountant=None):
     (``cv_results_``, ``best_score_``) and hence the choice of ``best_params_`` are
     computed without noise on held-out private rows: they carry no DP guarantee of
     their own. Publish only the refitted model, or select privately (see the user
-    guide, "Tuning hyperparameters").
+    guide, "Tuning hyperparameters"). Like a fit's own checks, a refusal before the
+    charge depends on the data (whether ``y`` has two classes, say) and is not
+    private either.
 
     Composition needs independent noise in every fit: with ``random_state=None``
     (the default) each fit draws fresh entropy. A fixed ``random_state`` on a private
     estimator gives every fit the same noise; the search then warns
     (:class:`~diffprivlib.utils.PrivacyLeakWarning`) that the charge does not hold.
+
+    **Where the prepaid ledger goes.** The prepaid search's fit pickles the ledger to
+    its workers (only then may it be pickled) and closes it when the search has run.
+    A worker's copy cannot learn that: scikit-learn drops the estimators fitted in
+    workers, but code that keeps one (a scorer that stores it, say) could fit it again
+    there on the entries the copy still holds, uncharged.
     """
-    return _charge_search(search, X, y, groups, accountant)[0]
+    if groups is not None:
+        params = {**params, "groups": groups}
+    return _charge_search(search, X, y, accountant, params)
 
 
-def _charge_search(search, X, y, groups, accountant):
-    """:func:`charge_search`, returning the prepaid search and its prepaid ledger."""
+def _charge_search(search, X, y, accountant, params):
+    """:func:`charge_search` with the search's ``fit`` parameters (``groups`` among them)."""
     _check_search(search)
+    groups = params.get("groups")
+    check_consistent_length(X, y, groups)  # as the search will, before it splits
+    fit_params = _estimator_fit_params(search, params)
     # Built once: the budgets and both warnings read the same candidates.
     candidate_steps = _candidate_steps(search)
     budgets = _budgets(search, candidate_steps, _n_splits(search, X, y, groups))
@@ -408,7 +462,7 @@ def _charge_search(search, X, y, groups, accountant):
             "NoisySGDA(sampler='without_replacement').",
             PrivacyLeakWarning,
         )
-    return _charge(search, budgets, ledger)
+    return _charge(search, budgets, ledger, (X, y, fit_params))
 
 
 def _mixes_relations(candidate_steps):
@@ -419,8 +473,9 @@ def _mixes_relations(candidate_steps):
                for steps in candidate_steps)
 
 
-def _charge(search, budgets, ledger):
-    """Spend ``budgets`` on ``ledger`` (all or nothing); the prepaid search and ledger."""
+def _charge(search, budgets, ledger, fit_input):
+    """Spend ``budgets`` on ``ledger`` (all or nothing), once the fits' checks passed on
+    ``fit_input = (X, y, fit parameters)``; return the prepaid search."""
     entries = [(b.epsilon, b.delta) for b in budgets]
     total = ledger.total(spent_budget=ledger.spent_budget + entries)
     if not Budget(ledger.epsilon, ledger.delta) >= total:
@@ -428,18 +483,155 @@ def _charge(search, budgets, ledger):
             f"The search needs {len(entries)} private fits totalling {tuple(total)}; the "
             f"accountant has {ledger.remaining()} left. Nothing was spent."
         )
-    prepaid = PrepaidLedger(entries)
+    prepaid = PrepaidLedger(entries, payer=ledger)
     grid_name = "param_grid" if isinstance(search, GridSearchCV) else "param_distributions"
     grids = [_prepaid_grid(g, prepaid) for g in _grids(search)]
     original = getattr(search, grid_name)
-    prepaid_search = clone(search).set_params(**{
+    prepaid_search = _PREPAID[type(search)](**clone(search).get_params(deep=False))
+    prepaid_search.set_params(**{
         "estimator": _prepay(search.estimator, prepaid),
         grid_name: grids[0] if isinstance(original, dict) else grids,
     })
     _check_prepaid(prepaid_search, prepaid)
+    # The fits' own checks, on the prepaid candidates (whose ledger covers each fit).
+    _check_fits(prepaid_search, *fit_input)
     for epsilon, delta in entries:
         ledger.spend(epsilon, delta)
-    return prepaid_search, prepaid
+    return prepaid_search
+
+
+def _routing_enabled():
+    return get_config().get("enable_metadata_routing", False)
+
+
+def _estimator_fit_params(search, params):
+    """The parameters ``search.fit(X, y, **params)`` passes to its estimator's fit."""
+    if _routing_enabled():
+        return dict(process_routing(search, "fit", **params).estimator.fit)
+    return {key: value for key, value in params.items() if key != "groups"}
+
+
+def _step_fit_params(pipeline, name, params):
+    """The parameters ``pipeline.fit(X, y, **params)`` passes to the fit of its last step
+    ``name``."""
+    if _routing_enabled():
+        return dict(process_routing(pipeline, "fit", **params)[name].fit)
+    unrouted = [key for key in params if "__" not in key]
+    if unrouted:  # Pipeline.fit refuses them, in every fit
+        raise ValueError(f"Pipeline.fit does not accept the {unrouted[0]} parameter; pass "
+                         "parameters to a pipeline's steps as stepname__parameter.")
+    return {key.split("__", 1)[1]: value for key, value in params.items()
+            if key.split("__", 1)[0] == name}
+
+
+def _route(candidate, path, fit_params):
+    """``(fit parameters, whether X reaches it unchanged)`` of the private step at ``path``
+    of ``candidate``, or ``None`` when a container other than a pipeline lies on the way
+    (a target transformer changes y; unions and column transformers route otherwise)."""
+    estimator, x_unchanged = candidate, True
+    for name in path.split("__") if path else ():
+        if not isinstance(estimator, Pipeline):
+            return None
+        names = [step_name for step_name, _ in estimator.steps]
+        earlier = estimator.steps[:names.index(name)]
+        x_unchanged = x_unchanged and all(step in (None, "passthrough") for _, step in earlier)
+        if not x_unchanged and getattr(estimator, "transform_input", None):
+            return None  # earlier steps transform some of the parameters too
+        fit_params = _step_fit_params(estimator, name, fit_params)
+        estimator = estimator.named_steps[name]
+    return fit_params, x_unchanged
+
+
+def _check_fits(search, X, y, fit_params):
+    """Run, for every private step of every candidate, what its fit checks before its
+    spend, on the full data (see charge_search's Notes for what is covered)."""
+    for candidate in _candidate_estimators(search):
+        for path, step in _private_steps(candidate):
+            route = (_route(candidate, path, fit_params)
+                     if isinstance(step, DPMinimaxEstimator) else None)
+            if route is not None:
+                step_params, x_unchanged = route
+                step._check_fit(X, y, rows_only=not x_unchanged, **step_params)
+            elif hasattr(step, "_validate_params"):
+                step._validate_params()
+
+
+def _prepaid_ledgers(search):
+    """The prepaid ledgers the private steps of ``search`` spend on."""
+    ledgers = (step.accountant for step in _searched_steps(search))
+    return list({id(led): led for led in ledgers if isinstance(led, PrepaidLedger)}.values())
+
+
+def _hand_back(estimator):
+    """Point every private step of a model leaving its search at the charged ledger."""
+    for path, step in _private_steps(estimator):
+        if isinstance(step.accountant, PrepaidLedger) and step.accountant.payer is not None:
+            estimator.set_params(**{(path + "__" if path else "") + "accountant":
+                                    step.accountant.payer})
+    return estimator
+
+
+class _PrepaidSearchMixin:
+    """The fit of a charged search: run on the prepaid ledger, then close it."""
+
+    def fit(self, X, y=None, **params):
+        """Run the prepaid search once; close its prepaid ledger.
+
+        The ledger may travel to the workers during this fit only, and refuses every
+        spend after it; ``best_estimator_`` then spends on the charged accountant.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (the data charged for).
+        y : array-like of shape (n_samples,), default=None
+            Targets.
+        **params : dict
+            Passed to the search's ``fit`` (for example ``groups``).
+
+        Returns
+        -------
+        self : object
+            The fitted search.
+
+        Raises
+        ------
+        BudgetError
+            If the search has run already (charge it again).
+        """
+        with ExitStack() as stack:
+            for ledger in _prepaid_ledgers(self):
+                stack.enter_context(ledger.running())
+            super().fit(X, y, **params)
+        if hasattr(self, "best_estimator_"):
+            # The refit model leaves the search: a later fit of it must be charged to
+            # the caller's ledger, not refused by (or hidden in) the prepaid one.
+            _hand_back(self.best_estimator_)
+        return self
+
+
+class PrepaidGridSearchCV(_PrepaidSearchMixin, GridSearchCV):
+    """A ``GridSearchCV`` charged in advance by :func:`charge_search`.
+
+    Its private estimators spend on a
+    :class:`~skdpminimax.privacy.ledger.PrepaidLedger`; its :meth:`fit` runs once
+    and closes that ledger. Parameters and attributes as for ``GridSearchCV``.
+    """
+
+
+class PrepaidRandomizedSearchCV(_PrepaidSearchMixin, RandomizedSearchCV):
+    """A ``RandomizedSearchCV`` charged in advance by :func:`charge_search`.
+
+    Its private estimators spend on a
+    :class:`~skdpminimax.privacy.ledger.PrepaidLedger`; its :meth:`fit` runs once
+    and closes that ledger. Parameters and attributes as for ``RandomizedSearchCV``.
+    """
+
+
+_PREPAID = {GridSearchCV: PrepaidGridSearchCV, RandomizedSearchCV: PrepaidRandomizedSearchCV,
+            PrepaidGridSearchCV: PrepaidGridSearchCV,
+            PrepaidRandomizedSearchCV: PrepaidRandomizedSearchCV}
+_SEARCHES = tuple(_PREPAID)
 
 
 def _search_has(attr):
@@ -451,11 +643,12 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
 
     Wraps a ``GridSearchCV`` or ``RandomizedSearchCV`` over skdpminimax estimators
     (or pipelines of them and of diffprivlib's models, whose fits it charges too).
-    Each :meth:`fit` charges the accountant, in the calling process, one entry per
-    private fit of the search (:func:`charge_search`), then runs the search with the
-    estimators spending on a prepaid ledger. The search may use ``n_jobs > 1`` or
-    joblib's Dask backend: the budget is neither lost in the workers nor counted
-    twice.
+    Each :meth:`fit` checks the input as the fits will, charges the accountant, in
+    the calling process, one entry per private fit of the search
+    (:func:`charge_search`), then runs the search with the estimators spending on a
+    prepaid ledger, which is closed when the search has run. The search may use
+    ``n_jobs > 1`` or joblib's Dask backend: the budget is neither lost in the
+    workers nor counted twice.
 
     Parameters
     ----------
@@ -467,10 +660,11 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
 
     Attributes
     ----------
-    search_ : GridSearchCV or RandomizedSearchCV
-        The fitted search (its estimators hold the prepaid ledger).
+    search_ : PrepaidGridSearchCV or PrepaidRandomizedSearchCV
+        The fitted search (its estimators hold the closed prepaid ledger).
     best_estimator_ : estimator
-        The refitted best estimator (if ``search.refit``).
+        The refitted best estimator (if ``search.refit``); it spends on the charged
+        accountant, so fitting it again is charged.
     best_params_ : dict
         Parameters of the best candidate.
     best_score_ : float
@@ -519,7 +713,7 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
         self.accountant = accountant
 
     def fit(self, X, y=None, **params):
-        """Charge the search's whole cost, then run it.
+        """Check the input, charge the search's whole cost, then run it.
 
         Parameters
         ----------
@@ -528,29 +722,31 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
         y : array-like of shape (n_samples,), default=None
             Targets.
         **params : dict
-            Passed to the search's ``fit`` (for example ``groups``).
+            Passed to the search's ``fit`` (for example ``groups``, or
+            ``sensitive_features`` routed to the estimators).
 
         Returns
         -------
         self : PrivateSearchCV
             The fitted wrapper.
+
+        Raises
+        ------
+        ValueError or TypeError
+            If the input or a candidate's parameters fail the fits' checks: nothing
+            is spent (see :func:`charge_search`).
+        BudgetError
+            If the accountant cannot pay for the whole search: nothing is spent.
         """
         self._validate_params()
         ledger = self._fit_ledger()  # refuses a pickled copy (or a foreign default ledger)
         if self.accountant is None:
             ledger = _caller_ledger(self.search, None)
         before = len(ledger.spent_budget)
-        prepaid, prepaid_ledger = _charge_search(self.search, X, y, params.get("groups"),
-                                                 ledger)
+        prepaid = _charge_search(self.search, X, y, ledger, params)  # checks, then spends
         self.privacy_spent_ = [budget_entry(e, d) for e, d in ledger.spent_budget[before:]]
-        try:
-            self.search_ = prepaid.fit(X, y, **params)
-        finally:
-            prepaid_ledger.close()  # no fit may spend on it any more, in this process
-        if hasattr(self.search_, "best_estimator_"):
-            # The refit model leaves the search: a later fit of it must be charged to
-            # the caller's ledger, not accepted by the prepaid one it was searched with.
-            _point_at(self.search_.best_estimator_, ledger)
+        # Closes the prepaid ledger and hands best_estimator_ back to `ledger`.
+        self.search_ = prepaid.fit(X, y, **params)
         for name in ("best_estimator_", "best_params_", "best_score_", "best_index_",
                      "cv_results_", "classes_", "n_features_in_", "feature_names_in_"):
             if hasattr(self.search_, name):

@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 from diffprivlib.accountant import BudgetAccountant
 from diffprivlib.utils import BudgetError, PrivacyLeakWarning
+from sklearn import config_context
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from skdpminimax import DPAUCMaximizer
+from skdpminimax import DPAUCMaximizer, DPGroupFairRegressor, DPRobustClassifier
 from skdpminimax.privacy.ledger import LostLedgerError, PrepaidLedger
 from skdpminimax.search import PrivateSearchCV, charge_search, search_budgets
 from skdpminimax.solvers import NoisySGDA
@@ -124,7 +125,7 @@ def test_prepaid_ledger_refuses_a_fit_it_did_not_prepay(data):
 
 def test_prepaid_ledger_is_consumed_and_closed(data):
     # In one process the prepaid entries are consumed: fits beyond them are refused,
-    # and PrivateSearchCV closes the ledger once its search has run.
+    # and the ledger is closed once its search has run.
     X, y = data
     ledger = BudgetAccountant()
     prepaid = charge_search(grid_search(), X, y, accountant=ledger)
@@ -254,3 +255,149 @@ def test_fixed_seed_in_a_search_warns(data, where):
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         charge_search(clean, X, y, accountant=BudgetAccountant())
+
+
+# ---- bad input is refused before the search is charged -----------------------------
+
+def _nan_X(X):
+    X = X.copy()
+    X[4, 1] = np.nan
+    return X
+
+
+BAD_INPUT = {  # case: (search, X, y, fit parameters), the error it gets
+    "nan in X": (lambda X, y: (grid_search(), _nan_X(X), y, {}), "NaN"),
+    "one class in y": (lambda X, y: (grid_search(), X, np.ones_like(y), {}), "2 classes"),
+    "y of the wrong length": (lambda X, y: (grid_search(), X, y[:-5], {}), "inconsistent"),
+    "invalid parameter": (lambda X, y: (grid_search(model(radius=-1.0)), X, y, {}), "radius"),
+    "invalid grid value": (lambda X, y: (grid_search(grid={"radius": [1.0, -1.0]}), X, y, {}),
+                           "radius"),
+    "a fit parameter fit does not take": (
+        lambda X, y: (grid_search(), X, y, {"sample_weight": np.ones(len(y))}),
+        r"\bfit\(\) got an unexpected keyword argument 'sample_weight'"),
+    "one class behind a transformer": (
+        lambda X, y: (grid_search(make_pipeline(FunctionTransformer(), model()),
+                                  {"dpaucmaximizer__alpha": GRID["alpha"]}),
+                      X, np.ones_like(y), {}), "2 classes"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_INPUT)
+@pytest.mark.parametrize("entry", ["PrivateSearchCV", "charge_search"])
+def test_bad_input_is_refused_before_the_charge(data, case, entry):
+    # Each burned the whole search's budget before (5 entries), the search failing
+    # after the charge; charge_search did not look at the data at all.
+    make, error = BAD_INPUT[case]
+    search, X, y, params = make(*data)
+    ledger = BudgetAccountant()
+    with pytest.raises((ValueError, TypeError), match=error):
+        if entry == "PrivateSearchCV":
+            PrivateSearchCV(search, accountant=ledger).fit(X, y, **params)
+        else:
+            charge_search(search, X, y, accountant=ledger, **params)
+    assert ledger.spent_budget == []
+
+
+def test_check_fit_spends_and_changes_nothing(data):
+    X, y = data
+    ledger = BudgetAccountant()
+    est = model(accountant=ledger).fit(X, y)
+    fitted = {k: v for k, v in vars(est).items()}
+    est._check_fit(X, np.where(y == 1, "b", "a"))  # passes; its classes_ are not kept
+    with pytest.raises(ValueError, match="2 classes"):
+        est._check_fit(X, np.ones_like(y))
+    with pytest.raises(ValueError, match="2 classes"):  # X a stand-in: rows and y only
+        est._check_fit(np.full((len(y), 7), np.nan), np.ones_like(y), rows_only=True)
+    est._check_fit(np.full((len(y), 7), np.nan), y, rows_only=True)
+    with pytest.raises(BudgetError):  # the accountant's remaining budget is checked too
+        model(accountant=BudgetAccountant(epsilon=0.5))._check_fit(X, y)
+    assert vars(est).keys() == fitted.keys()
+    assert all(vars(est)[k] is v for k, v in fitted.items())
+    assert ledger.spent_budget == [(1.0, 1e-5)]  # the fit's only
+
+
+def _groups(n):
+    return np.arange(n) % 2
+
+
+def _robust(**params):
+    return DPRobustClassifier(**{**dict(epsilon=1.0, delta=1e-5, data_norm=3.0,
+                                        solver=NoisySGDA(batch_size=16, n_iter=10)), **params})
+
+
+@pytest.mark.parametrize("routing", [False, True])
+def test_sensitive_features_reach_the_checks_as_the_search_routes_them(data, routing):
+    # group_ratios without sensitive_features is refused: a check that lost the routed
+    # sensitive_features would refuse this valid search.
+    X, y = data
+    fair = DPGroupFairRegressor(epsilon=1.0, delta=1e-5, data_norm=3.0, bounds=(0.0, 1.0),
+                                group_ratios=[0.5, 0.5],
+                                solver=NoisySGDA(batch_size=16, n_iter=10))
+    pipe = make_pipeline(FunctionTransformer(), fair)
+    grid = {"dpgroupfairregressor__alpha": [1e-3, 1.0]}
+    with config_context(enable_metadata_routing=routing):
+        key = "sensitive_features" if routing else "dpgroupfairregressor__sensitive_features"
+        ledger = BudgetAccountant()
+        search = GridSearchCV(pipe, grid, cv=CV)
+        PrivateSearchCV(search, accountant=ledger).fit(X, y, **{key: _groups(len(y))})
+        assert len(ledger.spent_budget) == 2 * CV + 1
+        with pytest.raises(ValueError, match="sensitive_features has 50 rows"):
+            PrivateSearchCV(search, accountant=ledger).fit(X, y, **{key: _groups(50)})
+        assert len(ledger.spent_budget) == 2 * CV + 1
+        bare = GridSearchCV(_robust(), {"alpha": [1e-3]}, cv=CV)
+        with pytest.raises(ValueError, match="sensitive_features has 50 rows"):
+            charge_search(bare, X, y, accountant=ledger, sensitive_features=_groups(50))
+        assert len(ledger.spent_budget) == 2 * CV + 1
+
+
+# ---- charge_search: the prepaid search closes its ledger ---------------------------
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_a_charged_search_closes_its_ledger_and_hands_the_model_back(data, n_jobs):
+    # With n_jobs=2 the workers consumed copies of the prepaid ledger and the
+    # parent's copy kept 4 of the 5 entries: the refitted model could be fitted 4
+    # more times, uncharged (regression test).
+    X, y = data
+    ledger = BudgetAccountant()
+    prepaid = charge_search(grid_search(n_jobs=n_jobs), X, y, accountant=ledger)
+    assert isinstance(prepaid, GridSearchCV)
+    prepaid.fit(X, y)
+    assert ledger.spent_budget == expected_entries()
+    assert prepaid.best_estimator_.accountant is ledger
+    clone(prepaid.best_estimator_).fit(X, y)  # charged to the caller
+    assert ledger.spent_budget == expected_entries() + [(1.0, 1e-5)]
+    with pytest.raises(BudgetError, match="closed"):
+        clone(prepaid.estimator).fit(X, y)
+    with pytest.raises(BudgetError, match="has run"):
+        prepaid.fit(X, y)
+    with pytest.raises(BudgetError, match="has run"):
+        clone(prepaid).fit(X, y)
+    assert len(ledger.spent_budget) == len(expected_entries()) + 1
+
+
+def test_a_prepaid_ledger_travels_only_while_its_search_runs(data):
+    # A copy made before the fit would hold every prepaid entry, to be spent apart
+    # from the charged search; after the fit the copies are closed.
+    X, y = data
+    prepaid = charge_search(grid_search(), X, y, accountant=BudgetAccountant())
+    with pytest.raises(TypeError, match="only while its search runs"):
+        pickle.dumps(prepaid)
+    prepaid.fit(X, y)
+    again = pickle.loads(pickle.dumps(prepaid))
+    with pytest.raises(BudgetError, match="closed"):
+        clone(again.estimator).fit(X, y)
+
+
+def test_charge_search_keeps_the_search_class(data):
+    X, y = data
+    randomized = RandomizedSearchCV(model(), {"alpha": [1e-3, 1.0]}, n_iter=2, cv=CV,
+                                    random_state=0)
+    prepaid = charge_search(randomized, X, y, accountant=BudgetAccountant())
+    assert isinstance(prepaid, RandomizedSearchCV)
+    assert prepaid.get_params(deep=False).keys() == randomized.get_params(deep=False).keys()
+
+    class MySearch(GridSearchCV):  # may fit otherwise: not charged in advance
+        pass
+
+    with pytest.raises(TypeError, match="not subclasses"):
+        charge_search(MySearch(model(), GRID), X, y, accountant=BudgetAccountant())

@@ -16,10 +16,12 @@ Two pieces make that impossible:
 * :class:`PrepaidLedger` is the one ledger that may travel: the caller's accountant
   was charged for every fit in advance (see :mod:`skdpminimax.search`), and the
   prepaid ledger only checks that each fit spends no more than one of the prepaid
-  per-fit budgets. Nothing is counted twice, nothing is lost.
+  per-fit budgets. Nothing is counted twice, nothing is lost. It travels only while
+  its search runs, and is closed when the search has run.
 """
 
 import os
+from contextlib import contextmanager
 
 from diffprivlib.accountant import BudgetAccountant
 from diffprivlib.utils import BudgetError
@@ -46,13 +48,20 @@ class PrepaidLedger(BudgetAccountant):
     what is left of one of the prepaid entries covers it, consumes that much of it,
     and is recorded locally (in the worker's copy) without being charged again. In
     one process every clone shares the ledger (``deepcopy`` returns it), so the fits
-    there spend at most what was charged; :class:`~skdpminimax.search.PrivateSearchCV`
-    closes it when its search has run, after which every spend is refused.
+    there spend at most what was charged.
+
+    The search's fit runs inside :meth:`running`: only then may the ledger be
+    pickled (to the search's workers), and when it ends the ledger is closed, after
+    which every spend is refused. A copy made before the search ran (which would
+    hold every entry) is thus impossible, and a copy made after it is closed.
 
     Parameters
     ----------
     prepaid : iterable of (float, float)
         The ``(epsilon, delta)`` budgets of single fits that were charged.
+    payer : BudgetAccountant, default=None
+        The accountant that was charged: the refitted model of the search is handed
+        back to it (not pickled with the ledger).
 
     Notes
     -----
@@ -62,17 +71,25 @@ class PrepaidLedger(BudgetAccountant):
     ``(epsilon, delta)`` exceeds what is left of every prepaid entry, or that comes
     after the ledger was closed, is refused with :class:`~diffprivlib.utils.BudgetError`
     before it touches the data.
+
+    A worker's copy, made while the search ran, cannot learn that the search has
+    ended: it stays open in the worker, holding every entry, until the worker drops
+    it. scikit-learn's searches drop the estimators fitted in workers; code that keeps
+    them (a scorer or callback that stores the estimator, say) could spend the
+    prepaid entries again there, uncharged.
     """
 
-    def __init__(self, prepaid=()):
+    def __init__(self, prepaid=(), *, payer=None):
         super().__init__()  # no ceiling of its own: the caller's ledger enforced it
         entries = [(float(e), float(d)) for e, d in prepaid]
         self.prepaid = tuple(sorted(set(entries)))
+        self.payer = payer
         # What is left of each prepaid entry: a fit consumes (part of) one, so in one
         # process the search's fits together spend at most what was charged (the
         # refit's entry, a sum over the candidate's private steps, serves several).
         self._remaining = sorted([e, d] for e, d in entries)
         self.closed = False
+        self._running = False
 
     def _covering(self, epsilon, delta):
         """Index of the smallest remaining entry that covers ``(epsilon, delta)``."""
@@ -110,6 +127,41 @@ class PrepaidLedger(BudgetAccountant):
     def close(self):
         """Refuse every later spend (the search has run)."""
         self.closed = True
+
+    @contextmanager
+    def running(self):
+        """The search's fit: the ledger may travel to its workers, and is closed after.
+
+        Raises
+        ------
+        BudgetError
+            If the ledger is closed already (its search has run).
+        """
+        if self.closed:
+            raise BudgetError(
+                "This prepaid search has run and its prepaid ledger is closed: charge the "
+                "search again (charge_search or PrivateSearchCV) to fit it again."
+            )
+        self._running = True
+        try:
+            yield self
+        finally:
+            self._running = False
+            self.close()
+
+    def __getstate__(self):
+        # A pickled copy holds every entry left and is consumed apart from this ledger:
+        # it may be made only for the search's workers, while the search runs (or once
+        # closed, when a copy can spend nothing).
+        if not (self._running or self.closed):
+            raise TypeError(
+                "A prepaid ledger can be pickled only while its search runs: a copy made "
+                "before would hold every prepaid entry and could be fitted apart from this "
+                "one, uncharged. Fit the prepaid search in the process that charged it."
+            )
+        state = dict(self.__dict__)
+        state["payer"] = None  # the caller's ledger stays with the caller
+        return state
 
     def __deepcopy__(self, memo):
         # scikit-learn's clone deep-copies a diffprivlib model's accountant: in one
