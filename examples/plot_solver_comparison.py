@@ -44,8 +44,8 @@ solvers = {
 
 class CountingSolver:
     """Any object with ``calibrate`` and ``solve`` is a solver: this one records the
-    cost of the wrapped solver (gradient evaluations stay out of the fitted model:
-    for NISPP they depend on the data)."""
+    cost of the wrapped solver (gradient evaluations are a non-private diagnostic,
+    ``result.diagnostics``: the fitted model keeps nothing of it)."""
 
     def __init__(self, solver, log):
         self.solver, self.log = solver, log
@@ -55,7 +55,7 @@ class CountingSolver:
 
     def solve(self, objective, data, budget, rng, *, init=None):
         result = self.solver.solve(objective, data, budget, rng, init=init)
-        self.log.append(result.n_grad_evals)
+        self.log.append(result.diagnostics["n_grad_evals"])
         return result
 
 

@@ -148,8 +148,9 @@ def _check_convex_concave(objective):
     if mu_w < 0 or mu_v < 0:
         raise ValueError(
             "Certified duality gaps need a convex-concave objective; "
-            f"{type(objective).__name__}.strong_convexity() = {(mu_w, mu_v)} says it is not "
-            "(e.g. the MLP scorer is nonconvex in its weights)."
+            f"{type(objective).__name__}.strong_convexity() = {(mu_w, mu_v)} does not claim "
+            "it (e.g. the MLP scorer is nonconvex in its weights; -inf, the default, "
+            "means unknown: override strong_convexity() with 0 for a convex-concave one)."
         )
 
 

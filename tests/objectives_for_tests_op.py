@@ -14,6 +14,8 @@ class BilinearGame(SaddleObjective):
     are balls of radius ``radius_w`` / ``radius_v``.
     """
 
+    certified_constants = True  # the bounds below are proved from data_norm and the sets
+
     def __init__(self, M, data_norm=1.0, radius_w=10.0, radius_v=10.0, mu_w=0.0, mu_v=0.0,
                  primal_set=None, dual_set=None):
         self.M = np.asarray(M, dtype=float)

@@ -277,6 +277,8 @@ class AddRemoveSensitivityOP(OutputPerturbation):
 class HalfLipschitzAUC(SquareLossAUC):
     """A per-example gradient bound missing the factor 2 of ``d/dh (h - a)^2``."""
 
+    certified_constants = True  # a false claim on purpose: the audit must catch it
+
     def lipschitz(self):
         return tuple(0.5 * g for g in super().lipschitz())
 

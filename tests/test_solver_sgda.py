@@ -50,7 +50,7 @@ def test_full_batch_gda_reaches_reference_saddle_point():
     np.testing.assert_allclose(res.w, w_ref, atol=1e-6)
     np.testing.assert_allclose(res.v, v_ref, atol=1e-6)
     assert res.calibration.noise_multiplier == 0.0
-    assert res.n_iter == 4000 and res.n_grad_evals == 4000 * data.n_samples
+    assert res.n_iter == 4000 and res.diagnostics["n_grad_evals"] == 4000 * data.n_samples
 
 
 def test_averaged_sgda_approaches_reference_saddle_point():

@@ -28,7 +28,6 @@ from skdpminimax.solvers import (
     RecursiveRegularization,
     SolverResult,
 )
-from skdpminimax.solvers.proximal_point import operator_extrapolation
 
 A = np.array([[1.0, 0.5], [-0.3, 0.8]])
 NO_PRIVACY = PrivacyBudget(np.inf, 1e-5)
@@ -152,7 +151,7 @@ def test_calibration_is_invariant_to_the_data(solver):
         assert solver.solve(objective, d, budget, rng).calibration == expected
 
 
-# ---- NISPP: certified inner solve, sensitivity, compositions -------------------
+# ---- NISPP: a-priori inner solve, sensitivity, compositions -------------------
 def test_nispp_compositions_and_noise_scale(data):
     objective = StronglyMonotoneQuadratic(A, 2.0)
     budget = PrivacyBudget(1.0, 1e-5)
@@ -185,18 +184,6 @@ def test_nispp_released_point_respects_its_sensitivity(clip):
            for x in (X, X_neighbour)]
     gap = math.hypot(np.linalg.norm(out[0].w - out[1].w), np.linalg.norm(out[0].v - out[1].v))
     assert 0 < gap <= out[0].info["sensitivity"]
-
-
-def test_operator_extrapolation_certifies_or_raises():
-    target = np.array([0.3, -0.2])
-
-    def operator(u):
-        return 2.0 * (u - target)
-
-    z, n = operator_extrapolation(operator, lambda u: u, np.zeros(2), 2.0, 2.0, 1e-8, 1000)
-    assert np.linalg.norm(z - target) <= 1e-8 and n > 1
-    with pytest.raises(RuntimeError, match="not certified"):
-        operator_extrapolation(operator, lambda u: u, np.zeros(2), 2.0, 2.0, 1e-8, 2)
 
 
 def test_nispp_rejects_a_weak_prox_weight():

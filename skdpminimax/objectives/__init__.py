@@ -1,7 +1,12 @@
 """Saddle objectives (what is optimised) and scorers (the model inside them)."""
 
 from skdpminimax.objectives.auc import SquareLossAUC
-from skdpminimax.objectives.base import RegularizedObjective, SaddleData, SaddleObjective
+from skdpminimax.objectives.base import (
+    RegularizedObjective,
+    SaddleData,
+    SaddleObjective,
+    certifies_constants,
+)
 from skdpminimax.objectives.fairness import DemographicParityRegression
 from skdpminimax.objectives.group_dro import GroupDRO
 from skdpminimax.objectives.losses import LogisticLoss, MultinomialLoss, SquaredLoss
@@ -11,6 +16,7 @@ __all__ = [
     "SaddleData",
     "SaddleObjective",
     "RegularizedObjective",
+    "certifies_constants",
     "SquareLossAUC",
     "GroupDRO",
     "DemographicParityRegression",

@@ -47,6 +47,10 @@ class SquareLossAUC(SaddleObjective):
     scorer : scorer object, default=LinearScorer()
     """
 
+    # lipschitz(), smoothness() and strong_convexity() below are proved from the
+    # public bounds (data_norm, radius, the public ratios) for every data set.
+    certified_constants = True
+
     def __init__(self, n_features, pos_ratio, data_norm, radius, l2_reg=0.0, scorer=None):
         if not 0 < pos_ratio < 1:
             raise ValueError(f"pos_ratio must be in (0, 1), got {pos_ratio}.")

@@ -3,8 +3,11 @@
 An objective holds no data. It knows its sets, its per-example data term ``f`` and
 its data-free term ``r`` (regularisers, known constants), and it states bounds on
 the per-example gradients of ``f`` that follow from *public* quantities only
-(declared ``data_norm``, projection radii). Solvers clip to these bounds or below,
-so the bounds are what privacy rests on.
+(declared ``data_norm``, projection radii). Gradient-perturbation solvers clip to
+these bounds or below, so there the clip norms are what privacy rests on. Solvers
+whose sensitivity argument uses the constants themselves (NISPP's monotone prox step,
+output perturbation's stability bound) use them only from an objective that opts in
+with :attr:`SaddleObjective.certified_constants` (see :func:`certifies_constants`).
 """
 
 from abc import ABC, abstractmethod
@@ -14,7 +17,7 @@ import scipy.sparse as sp
 
 from skdpminimax.privacy.mechanisms import clipped_sum
 
-__all__ = ["SaddleData", "SaddleObjective", "RegularizedObjective"]
+__all__ = ["SaddleData", "SaddleObjective", "RegularizedObjective", "certifies_constants"]
 
 
 class SaddleData:
@@ -75,10 +78,26 @@ class SaddleObjective(ABC):
     :meth:`per_example_grads` and :meth:`lipschitz`. Override :meth:`reg_value` /
     :meth:`reg_grad` for data-free terms (they are never clipped nor noised), and
     :meth:`smoothness` / :meth:`strong_convexity` where known.
+
+    Attributes
+    ----------
+    certified_constants : bool, default=False
+        Set to ``True`` in your class only if :meth:`lipschitz`, :meth:`smoothness`
+        and :meth:`strong_convexity` are *proved* from public bounds: every example
+        the public bounds allow has data-term gradients within :meth:`lipschitz` at
+        every point of the sets, and every data set (every batch) gives an objective
+        with gradient map :meth:`smoothness`-Lipschitz and the moduli of
+        :meth:`strong_convexity`. The solvers that rest privacy on these constants
+        rather than on clipping (the monotone branch of
+        :class:`~skdpminimax.solvers.NoisyInexactProximalPoint`, the output
+        perturbation frameworks) read them only then. It vouches for the class that
+        declares it: a subclass overriding a method it covers must declare it again
+        (:func:`certifies_constants`). The built-in objectives declare it.
     """
 
     primal_set = None
     dual_set = None
+    certified_constants = False
 
     @abstractmethod
     def init_params(self, rng=None):
@@ -158,8 +177,13 @@ class SaddleObjective(ABC):
         return np.inf
 
     def strong_convexity(self):
-        """``(mu_w, mu_v)``: certified strong convexity in w and strong concavity in v."""
-        return 0.0, 0.0
+        """``(mu_w, mu_v)``: certified strong convexity in w and strong concavity in v.
+
+        ``0`` means convex (concave) without a modulus, ``-inf`` that nothing is
+        known. Default ``(-inf, -inf)``: an objective claims no convexity unless it
+        says so.
+        """
+        return -np.inf, -np.inf
 
     # ---- derived quantities -------------------------------------------------
     def value(self, w, v, data):
@@ -199,8 +223,13 @@ class RegularizedObjective(SaddleObjective):
     """``base + lam_w/2 ||w - c_w||^2 - lam_v/2 ||v - c_v||^2`` (a data-free term).
 
     The data term, its per-example gradients and their bounds are the base's; the
-    added term raises strong convexity / concavity by ``lam_w`` / ``lam_v``.
+    added term raises strong convexity / concavity by ``lam_w`` / ``lam_v``. Its
+    constants are certified when the base's are.
     """
+
+    @property
+    def certified_constants(self):
+        return certifies_constants(self.base)
 
     def __init__(self, base, lam_w, lam_v, center_w=None, center_v=None):
         if lam_w < 0 or lam_v < 0:
@@ -256,3 +285,34 @@ class RegularizedObjective(SaddleObjective):
     def strong_convexity(self):
         mw, mv = self.base.strong_convexity()
         return mw + self.lam_w, mv + self.lam_v
+
+
+# What `certified_constants` vouches for: the data term, the data-free term and the
+# constants derived from them. A subclass overriding one of these below the class
+# that declared the flag has not certified its new version.
+_VOUCHED = ("per_example_grads", "per_example_values", "clipped_grad_sums", "prepare",
+            "reg_grad", "reg_value", "lipschitz", "smoothness", "strong_convexity")
+
+
+def certifies_constants(objective):
+    """Whether ``objective`` vouches for its constants (``certified_constants``).
+
+    True only if the flag is ``True`` and was declared in the class that defines
+    (or below every class that defines) the methods it covers; a
+    :class:`RegularizedObjective` certifies what its base certifies. Objects that
+    are not :class:`SaddleObjective` instances certify when they carry the flag
+    themselves.
+    """
+    while type(objective) is RegularizedObjective:  # a subclass may change what it adds
+        objective = objective.base
+    if getattr(objective, "certified_constants", False) is not True:
+        return False
+    if "certified_constants" in getattr(objective, "__dict__", {}):
+        return True  # set on the instance: it vouches for the instance's methods
+    mro = type(objective).__mro__
+    declares = next(klass for klass in mro if "certified_constants" in vars(klass))
+    for name in _VOUCHED:
+        owner = next((klass for klass in mro if name in vars(klass)), None)
+        if owner is not None and not issubclass(declares, owner):
+            return False
+    return True

@@ -64,6 +64,10 @@ class DemographicParityRegression(SaddleObjective):
     ``||grad_v f|| <= H sqrt(2 ((1/pi_min - 1)^2 + K - 1))``.
     """
 
+    # lipschitz(), smoothness() and strong_convexity() below are proved from the
+    # public bounds (data_norm, radius, the public ratios) for every data set.
+    certified_constants = True
+
     def __init__(self, n_features, group_ratios, data_norm, radius, bounds, tolerance=0.0,
                  multiplier_bound=1.0, dual_reg=0.0, l2_reg=0.0, fit_intercept=True):
         self.loss = SquaredLoss(bounds)

@@ -71,6 +71,10 @@ class GroupDRO(SaddleObjective):
     since ``q_g <= 1``, and ``||grad_q f|| = ell / pi_g <= ell_max(H) / pi_min``.
     """
 
+    # lipschitz(), smoothness() and strong_convexity() below are proved from the
+    # public bounds (data_norm, radius, the public ratios) for every data set.
+    certified_constants = True
+
     def __init__(self, n_features, loss, group_ratios, data_norm, radius, dual_reg=0.0,
                  l2_reg=0.0, fit_intercept=True, dual_center="uniform"):
         self.loss = loss

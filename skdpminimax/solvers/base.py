@@ -28,7 +28,14 @@ __all__ = ["PrivateSolver", "SolverResult", "register_solver", "resolve_solver",
 
 @dataclass
 class SolverResult:
-    """What a solver releases (all of it private) and how it got there.
+    """What a solver releases, and apart from it, what the run cost.
+
+    Everything but ``diagnostics`` is private: released points, post-processing of
+    releases, or public quantities (parameters, ``n_samples``, the objective's
+    constants). ``diagnostics`` is **not** private: counters of the work done that
+    may depend on the data (e.g. gradient evaluations under Poisson sampling sum the
+    realised batch sizes, which track the private number of rows). It is for
+    benchmarking only; the estimators keep nothing of it.
 
     Attributes
     ----------
@@ -38,18 +45,20 @@ class SolverResult:
         Iterations run (fixed in advance for private solvers).
     calibration : NoiseCalibration or None
         How the noise was calibrated.
-    n_grad_evals : int
-        Per-example gradient evaluations used.
     info : dict
-        Solver-specific extras (e.g. last iterates, phase records).
+        Solver-specific private extras (e.g. last iterates, phase records, settings
+        resolved from public quantities).
+    diagnostics : dict
+        Not private. ``"n_grad_evals"``: per-example gradient evaluations used; other
+        solver-specific counters (e.g. NISPP's ``"inner_iterations"``).
     """
 
     w: np.ndarray
     v: np.ndarray
     n_iter: int
     calibration: object = None
-    n_grad_evals: int = 0
     info: dict = field(default_factory=dict)
+    diagnostics: dict = field(default_factory=dict)
 
 
 class PrivateSolver(BaseEstimator, ABC):

@@ -34,7 +34,12 @@ but never break a certificate.
 A user's solver only needs a ``solve_saddle`` method with this signature that
 returns an object with ``w`` and ``v``; the output-perturbation wrappers never trust
 its bound: they recompute the certificate themselves and, if it fails, continue
-from the returned point with :class:`Extragradient` until it holds.
+from the returned point with :class:`Extragradient` until it holds. If that gives up
+too (or a solver raises), they do not fail after the budget is spent: they run
+:func:`~skdpminimax.solvers.output_perturbation.a_priori_solve`, whose number of
+steps follows from the objective's certified constants. Each solve (each phase)
+gets a fresh copy of the base solver (``clone``, or ``copy.deepcopy`` for other
+objects) and its own generator.
 
 Solvers here (all deterministic except the variance-reduced one, all with
 projected/proximal steps, all verified by the same certificate every

@@ -254,9 +254,9 @@ class NoisyExtragradient(PrivateSolver):
             v=sum_v / n_iter,
             n_iter=n_iter,
             calibration=calibration,
-            n_grad_evals=update.n_grad_evals + (
-                extrapolation.n_grad_evals if extrapolation is not update else 0),
             info={"u_last": (w, v), "step_size": gamma, "batch_size": sampler.batch_size,
                   "mode": self.mode, "n_releases": 2 * n_iter,
                   "clip_w": clips[0], "clip_v": clips[1]},
+            diagnostics={"n_grad_evals": update.n_grad_evals + (
+                extrapolation.n_grad_evals if extrapolation is not update else 0)},
         )

@@ -29,8 +29,23 @@ in the ``(mu_w, mu_v)``-weighted norm, or ``(1 + 2 rho) sqrt(Q_stab / mu_w)`` in
 ``delta`` (seed-004 digest section 7.2) and the noise comes from the analytic
 Gaussian mechanism (Balle & Wang 2018) at the full per-release budget, valid for any
 ``epsilon`` (the paper's classical calibration needs ``epsilon < 1``).
+
+Nothing is clipped: the argument rests on ``lipschitz()`` bounding every example's
+gradient and on ``strong_convexity()`` (and, for the fallback below,
+``smoothness()``) holding for every data set. The frameworks therefore run only on
+objectives that certify these constants
+(:func:`~skdpminimax.objectives.certifies_constants`; the built-in objectives do)
+and refuse others before anything is spent.
+
+**No data-dependent failure.** If the base solver and the engine's
+:class:`~skdpminimax.solvers.Extragradient` both fail to certify (or raise), the
+engine does not raise: it runs, from the public start, the number of contraction
+steps that provably reaches the target from the certified constants
+(:mod:`~skdpminimax.solvers.contraction`). Every run thus releases a point within
+the target of the exact saddle point, and whether a solver gave up is not an output.
 """
 
+import copy
 import math
 from numbers import Real
 
@@ -38,17 +53,42 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from skdpminimax.objectives.base import certifies_constants
 from skdpminimax.privacy.budget import PrivacyBudget
 from skdpminimax.privacy.calibration import NoiseCalibration, analytic_gaussian_sigma
 from skdpminimax.solvers.base import PrivateSolver, SolverResult
-from skdpminimax.solvers.base_solvers import CertificationError, Extragradient, SVRGExtragradient
+from skdpminimax.solvers.base_solvers import Extragradient, SVRGExtragradient, _ProxSplit
 from skdpminimax.solvers.certificates import certify
+from skdpminimax.solvers.contraction import solve_a_priori
 
 __all__ = ["OutputPerturbation", "PhasedOutputPerturbation", "stability_bound"]
 
 
+def check_objective(objective, *, convex=False):
+    """Refuse (before any spend) an objective whose constants the release would rest on
+    unproved, or (``convex``) that is not convex-concave."""
+    if not certifies_constants(objective):
+        raise ValueError(
+            f"Output perturbation does not clip: its privacy rests on "
+            f"{type(objective).__name__}'s lipschitz(), strong_convexity() and smoothness(), "
+            "which it does not certify (certified_constants). Certify them, or use a "
+            "clipping solver ('sgda', 'nseg')."
+        )
+    if convex and not min(objective.strong_convexity()) >= 0:
+        raise ValueError(
+            "Phased output perturbation needs a convex-concave objective; "
+            f"strong_convexity() = {tuple(objective.strong_convexity())}."
+        )
+    if not math.isfinite(float(_ProxSplit(objective).smooth.smoothness())):
+        raise ValueError(
+            "Output perturbation needs a finite smoothness() (its fallback solve is "
+            "planned from it)."
+        )
+
+
 def stability_bound(objective, n_samples):
     """``Q_stab``: bound on the weighted squared move of the exact saddle point (module docstring)."""
+    check_objective(objective)
     mu_w, mu_v = (float(m) for m in objective.strong_convexity())
     if not (mu_w > 0 and mu_v > 0):
         raise ValueError(
@@ -66,46 +106,96 @@ def stability_bound(objective, n_samples):
 
 
 def certified_solve(base_solver, objective, data, target, init, rng):
-    """A point whose certificate, recomputed here, has weighted bound ``<= target``.
+    """A point within weighted distance ``target`` of the exact saddle point, in every run.
 
-    The base solver is asked for Euclidean distance ``sqrt(target / max mu)``, which
-    implies the weighted target. Its own claim is not trusted: if the engine's
-    certificate fails, :class:`Extragradient` continues from the returned point, and
-    if the base solver gives up (:class:`CertificationError`) it starts from ``init``
-    (the budget is spent by then: a second engine is worth a try before failing).
-    Returns ``(w, v, certificate, n_grad_evals)``.
+    The base solver is asked for Euclidean distance ``tol = sqrt(target / max mu)``,
+    which implies the weighted target. Its claim is not trusted: the engine recomputes
+    the certificate and, if it fails, continues from the returned point with
+    :class:`Extragradient`. If neither certifies (or either raises: the base solver
+    is untrusted code), :func:`a_priori_solve` runs from the public start instead of
+    failing, so the release never depends on whether a solver gave up. Returns
+    ``(w, v, diagnostics)``; ``diagnostics`` (work done) is not private.
     """
-    mu_max = max(objective.strong_convexity())
-    tol = math.sqrt(target / mu_max)
+    tol = math.sqrt(target / max(objective.strong_convexity()))
     data = objective.prepare(data)
+    start = _start(objective, init)
+    diagnostics = {"n_grad_evals": 0, "a_priori_fallback": False}
+    engines = [base_solver]
+    if not isinstance(base_solver, Extragradient):  # else it would be the same engine
+        engines.append(Extragradient())
+    point = start  # each engine continues from the previous one's point, if any
+    for engine in engines:
+        found = _attempt(engine, objective, data, tol, point, rng, diagnostics)
+        if found is None:
+            continue
+        diagnostics["n_grad_evals"] += data.n_samples
+        if certify(objective, data, *found).weighted <= target:
+            return (*found, diagnostics)
+        point = found
+    w, v, n_steps = a_priori_solve(objective, data, start, tol)
+    diagnostics["n_grad_evals"] += n_steps * data.n_samples
+    diagnostics["a_priori_fallback"] = True
+    return w, v, diagnostics
+
+
+def _attempt(solver, objective, data, tol, init, rng, diagnostics):
+    """The solver's point, projected, or ``None`` if it raised or returned non-finite values."""
     try:
-        sol = base_solver.solve_saddle(objective, data, tol, init=init, rng=rng)
-    except CertificationError:
-        if isinstance(base_solver, Extragradient):
-            raise  # the fallback is the same engine: nothing more to try
-        sol = _start(objective, init)
-    w = objective.primal_set.project(np.array(sol.w, dtype=float))
-    v = objective.dual_set.project(np.array(sol.v, dtype=float))
-    evals = int(getattr(sol, "n_grad_evals", 0)) + data.n_samples
-    if not (np.all(np.isfinite(w)) and np.all(np.isfinite(v))):  # a broken user solver
-        w, v = (S.project(x) for S, x in zip((objective.primal_set, objective.dual_set),
-                                            objective.init_params()))
-    cert = certify(objective, data, w, v)
-    if not cert.weighted <= target:
-        sol = Extragradient().solve_saddle(objective, data, tol, init=(w, v), rng=rng)
-        w, v = sol.w, sol.v
-        evals += sol.n_grad_evals + data.n_samples
-        cert = certify(objective, data, w, v)
-        if not cert.weighted <= target:  # the fallback certifies the same quantity
-            raise CertificationError("Could not certify the base solution; nothing released.")
-    return w, v, cert, evals
+        sol = solver.solve_saddle(objective, data, tol, init=init, rng=rng)
+        w = objective.primal_set.project(np.array(sol.w, dtype=float))
+        v = objective.dual_set.project(np.array(sol.v, dtype=float))
+    except Exception:  # noqa: BLE001 -- a failure must not decide what is released
+        return None
+    diagnostics["n_grad_evals"] += int(getattr(sol, "n_grad_evals", 0))
+    if not (np.all(np.isfinite(w)) and np.all(np.isfinite(v))):
+        return None
+    return w, v
+
+
+def a_priori_solve(objective, data, start, tol):
+    """``(w, v, steps)`` within ``tol`` of the exact saddle point, by a count fixed in advance.
+
+    The quadratic layers of :meth:`~skdpminimax.objectives.SaddleObjective.regularized`
+    and the innermost objective's own moduli ``s_b`` go into the prox term (per block
+    ``lam_b + s_b``, the objective's ``strong_convexity()``), leaving a monotone field
+    ``F - diag(s) z`` that is ``(smoothness() + max |s_b|)``-Lipschitz; the start's
+    distance is bounded by ``(||lipschitz()|| + ||r'(start)||) / min mu`` or the
+    sets' diameter. Everything is public, so the count is too
+    (:mod:`~skdpminimax.solvers.contraction`).
+    """
+    split = _ProxSplit(objective)
+    w0, v0 = start
+    dims = (w0.size, v0.size)
+    s_w, s_v = (float(m) for m in split.smooth.strong_convexity())
+    lam_w, lam_v = split.lam_w + s_w, split.lam_v + s_v
+    weights = np.concatenate([np.full(dims[0], lam_w), np.full(dims[1], lam_v)])
+    centre = np.concatenate([np.broadcast_to(split.lam_w * split.cw / lam_w, dims[:1]),
+                             np.broadcast_to(split.lam_v * split.cv / lam_v, dims[1:])])
+    W, V = objective.primal_set, objective.dual_set
+
+    def field(z):
+        g_w, g_v = split.grad(z[: dims[0]], z[dims[0]:], data)
+        return np.concatenate([g_w - s_w * z[: dims[0]], -g_v - s_v * z[dims[0]:]])
+
+    def project(z):
+        return np.concatenate([W.project(z[: dims[0]]), V.project(z[dims[0]:])])
+
+    r_w, r_v = objective.reg_grad(w0, v0)
+    g_bound = math.hypot(*objective.lipschitz()) + math.hypot(np.linalg.norm(r_w),
+                                                              np.linalg.norm(r_v))
+    diameter = math.hypot(W.diameter(dims[0]), V.diameter(dims[1]))
+    distance = min(diameter, g_bound / min(objective.strong_convexity()))
+    lip = float(split.smooth.smoothness()) + max(abs(s_w), abs(s_v))
+    z, steps = solve_a_priori(field, project, np.concatenate([w0, v0]), centre, weights,
+                              0.0, lip, distance, tol)
+    return z[: dims[0]], z[dims[0]:], steps
 
 
 def _start(objective, init):
-    """A point to continue from when the base solver gave up: ``init`` or the default."""
+    """The public start ``(w0, v0)``: ``init`` or the objective's, projected onto the sets."""
     w, v = objective.init_params() if init is None else init
-    return SolverResult(w=np.asarray(w, float), v=np.asarray(v, float), n_iter=0,
-                        calibration=None, n_grad_evals=0)
+    return (objective.primal_set.project(np.array(w, dtype=float)),
+            objective.dual_set.project(np.array(v, dtype=float)))
 
 
 def _calibration(multiplier, n_releases, n_samples, sample_rate, budget, block_multipliers):
@@ -130,10 +220,12 @@ class _OutputPerturbationBase(PrivateSolver):
     }
 
     def _base(self):
+        """A fresh, unused base solver: no state crosses solves (or phases)."""
         if self.base_solver is None:
             return SVRGExtragradient()
-        return clone(self.base_solver) if isinstance(self.base_solver, BaseEstimator) \
-            else self.base_solver
+        if isinstance(self.base_solver, BaseEstimator):
+            return clone(self.base_solver)
+        return copy.deepcopy(self.base_solver)
 
 
 class OutputPerturbation(_OutputPerturbationBase):
@@ -188,6 +280,7 @@ class OutputPerturbation(_OutputPerturbationBase):
         """
         self._validate_params()
         self._sensitivity(objective, n_samples)  # fails early on a non-SC-SC objective
+        self._base()  # and on a base solver that cannot be copied
         z = analytic_gaussian_sigma(budget.epsilon, budget.delta, 1.0)
         return _calibration(z, 1, n_samples, 1.0, budget, (z, z))
 
@@ -197,7 +290,8 @@ class OutputPerturbation(_OutputPerturbationBase):
         sens = self._sensitivity(objective, data.n_samples)
         target = self.accuracy_ratio**2 * stability_bound(objective, data.n_samples)
         solver_rng, noise_rng = rng.spawn(2)
-        w, v, _, evals = certified_solve(self._base(), objective, data, target, init, solver_rng)
+        w, v, diagnostics = certified_solve(self._base(), objective, data, target, init,
+                                            solver_rng)
         sigma = calibration.noise_multiplier * sens
         mu_w, mu_v = objective.strong_convexity()
         w_out = w + noise_rng.standard_normal(w.shape) * sigma / math.sqrt(mu_w)
@@ -206,9 +300,10 @@ class OutputPerturbation(_OutputPerturbationBase):
         # and cannot move it farther from any feasible point, the saddle point included.
         w_out, v_out = objective.primal_set.project(w_out), objective.dual_set.project(v_out)
         return SolverResult(
-            w=w_out, v=v_out, n_iter=1, calibration=calibration, n_grad_evals=evals,
+            w=w_out, v=v_out, n_iter=1, calibration=calibration,
             info={"sigma_w": sigma / math.sqrt(mu_w), "sigma_v": sigma / math.sqrt(mu_v),
                   "sensitivity": sens, "target": target, "budget": budget},
+            diagnostics=diagnostics,
         )
 
 
@@ -274,6 +369,7 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
     # ---- data-free planning -------------------------------------------------
     def _plan(self, objective, n_samples, budget):
         """Variant, ``mu``, ``K`` and the per-pass budget: public quantities only."""
+        check_objective(objective, convex=True)
         g_w, g_v = (float(g) for g in objective.lipschitz())
         lip = math.hypot(g_w, g_v)
         if not math.isfinite(lip):
@@ -322,6 +418,7 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
         """Per-release noise multiplier (noise std over sensitivity), data-free."""
         self._validate_params()
         variant, mu, n_phases, pass_budget, passes = self._plan(objective, n_samples, budget)
+        self._base()  # fails early on a base solver that cannot be copied
         z = analytic_gaussian_sigma(pass_budget.epsilon, pass_budget.delta, 1.0)
         n_rel = n_phases * len(passes)
         return _calibration(z, n_rel, n_samples, 1.0 / n_phases, budget,
@@ -333,11 +430,13 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
         calibration = self.calibrate(objective, data.n_samples, budget)
         variant, mu, n_phases, pass_budget, passes = self._plan(objective, data.n_samples, budget)
         solver_rng, noise_rng = rng.spawn(2)
-        w0, v0 = objective.init_params() if init is None else (np.asarray(init[0], float),
-                                                               np.asarray(init[1], float))
-        w0, v0 = objective.primal_set.project(w0), objective.dual_set.project(v0)
+        # One generator per phase, drawn before any data are touched: a base solver
+        # that draws a data-dependent amount (SVRG's batches) cannot pass chunk k's
+        # data on to phase k + 1 through a shared stream.
+        phase_rngs = iter(solver_rng.spawn(n_phases * len(passes)))
+        w0, v0 = _start(objective, init)
         released = {"primal": w0, "dual": v0}
-        phases, evals = [], 0
+        phases, evals, fallbacks = [], 0, 0
         for which in passes:
             chunks = np.array_split(noise_rng.permutation(data.n_samples), n_phases)
             out = released[which]
@@ -349,10 +448,11 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
                 q_stab = stability_bound(phase_obj, chunk.n_samples)
                 target = self.accuracy_ratio**2 * q_stab
                 start = (centre, v0) if which == "primal" else (w0, centre)
-                # A fresh base solver per phase: no solver state crosses phases.
-                w, v, _, used = certified_solve(self._base(), phase_obj, chunk, target, start,
-                                                solver_rng)
-                evals += used
+                # A fresh base solver and generator per phase: no solver state crosses phases.
+                w, v, diagnostics = certified_solve(self._base(), phase_obj, chunk, target,
+                                                    start, next(phase_rngs))
+                evals += diagnostics["n_grad_evals"]
+                fallbacks += diagnostics["a_priori_fallback"]
                 mu_block = phase_obj.strong_convexity()[0 if which == "primal" else 1]
                 sens = (1.0 + 2.0 * self.accuracy_ratio) * math.sqrt(q_stab / mu_block)
                 sigma = calibration.noise_multiplier * sens
@@ -365,7 +465,8 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
         w_out = objective.primal_set.project(released["primal"])
         v_out = objective.dual_set.project(released["dual"])
         return SolverResult(
-            w=w_out, v=v_out, n_iter=len(phases), calibration=calibration, n_grad_evals=evals,
+            w=w_out, v=v_out, n_iter=len(phases), calibration=calibration,
             info={"variant": variant, "mu": mu, "n_phases": n_phases, "phases": phases,
                   "pass_budget": pass_budget},
+            diagnostics={"n_grad_evals": evals, "a_priori_fallbacks": fallbacks},
         )

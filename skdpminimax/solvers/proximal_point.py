@@ -5,8 +5,10 @@ Each outer step solves, on one batch, the prox subproblem ``VI(W x V, G_k)`` wit
     G_k(u) = F_B(u) + lam (u - c_k),
 
 ``F_B`` the clipped batch-mean saddle operator and ``c_k`` the previous *noisy,
-unprojected* iterate, to a **certified** distance ``r`` of its exact solution, then
-releases the solution plus Gaussian noise. Only the final average is projected.
+unprojected* iterate, to a distance ``r`` of its exact solution guaranteed *a priori*
+(a contraction run for a count fixed by public constants, see
+:mod:`skdpminimax.solvers.contraction`), then releases the solution plus Gaussian
+noise. Only the final average is projected.
 """
 
 import math
@@ -16,71 +18,19 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from skdpminimax.objectives.base import certifies_constants
 from skdpminimax.privacy.calibration import calibrate_noise_multiplier
 from skdpminimax.privacy.samplers import make_sampler
 from skdpminimax.solvers._planning import initial_point, operator_lipschitz
 from skdpminimax.solvers.base import PrivateSolver, SolverResult
+from skdpminimax.solvers.contraction import solve_a_priori
 from skdpminimax.solvers.oracle import NoisyGradientOracle, resolve_clip_norms
 
-__all__ = ["NoisyInexactProximalPoint", "operator_extrapolation"]
-
-
-def operator_extrapolation(operator, project, start, strong_monotonicity, lipschitz, radius,
-                           max_iter):
-    """Certified solution of ``VI(K, G)`` for a strongly monotone, Lipschitz ``G``.
-
-    Operator extrapolation (Kotsalis, Lan & Li 2020; Boob & Guzman 2023, Alg. 3)
-
-        z_{t+1} = P(z_t - eta [G(z_t) + (G(z_t) - G(z_{t-1})) / kappa]),
-        eta = 1 / (2 L'),  kappa = 1 + mu / L',
-
-    stopped at the first ``z_t`` whose projected-gradient residual certifies
-    ``||z_t - z*|| <= radius``. The certificate holds for any ``eta > 0``:
-    with ``z+ = P(z - eta G(z))``, strong monotonicity ``mu`` and Lipschitz ``L'``
-    give ``||z - z*|| <= (1 + eta L') / (eta mu) ||z - z+||`` (compare the
-    variational inequalities of ``z+`` and ``z*``; Boob & Guzman 2023, digest §3.2).
-    A run that has not certified ``radius`` after ``max_iter`` iterations raises:
-    an uncertified point is never returned.
-
-    Parameters
-    ----------
-    operator : callable
-        ``G(z)``.
-    project : callable
-        Euclidean projection onto the closed convex set ``K``.
-    start : ndarray
-    strong_monotonicity, lipschitz : float
-        Certified ``mu > 0`` and ``L' >= mu`` of ``G`` on ``K``.
-    radius : float
-        Target distance to the exact solution.
-    max_iter : int
-
-    Returns
-    -------
-    z : ndarray
-        A point of ``K`` within ``radius`` of the solution.
-    n_iter : int
-        Operator evaluations used.
-    """
-    mu, lip = float(strong_monotonicity), float(lipschitz)
-    eta = 1.0 / (2.0 * lip)
-    kappa = 1.0 + mu / lip
-    factor = (1.0 + eta * lip) / (eta * mu)
-    z = project(start)
-    g = g_prev = operator(z)
-    for t in range(1, max_iter + 1):
-        if factor * np.linalg.norm(z - project(z - eta * g)) <= radius:
-            return z, t
-        z = project(z - eta * (g + (g - g_prev) / kappa))
-        g_prev, g = g, operator(z)
-    raise RuntimeError(
-        f"The prox subproblem was not certified to distance {radius:.3g} within "
-        f"{max_iter} iterations; nothing was released. Increase max_inner_iter or inner_tol."
-    )
+__all__ = ["NoisyInexactProximalPoint"]
 
 
 class NoisyInexactProximalPoint(PrivateSolver):
-    r"""Noisy inexact stochastic proximal point (NISPP) with a certified inner solver.
+    r"""Noisy inexact stochastic proximal point (NISPP) with an a-priori inner solve.
 
     With :math:`F_B(u) = (\bar g_w, -\bar g_v)` the clipped batch-mean saddle
     operator (plus the data-free term's exact gradient):
@@ -111,12 +61,10 @@ class NoisyInexactProximalPoint(PrivateSolver):
         epsilon)`` (single pass) or with ``sqrt(n)`` (multi pass), where ``M`` is
         the joint clip norm, ``D`` the joint diameter, ``L`` the smoothness.
     inner_tol : float, default=0.05
-        The inner solver certifies distance ``r = inner_tol * a / mu`` to the exact
+        The inner solve reaches distance ``r = inner_tol * a / mu`` of the exact
         prox point (``a / mu`` is the exact solutions' sensitivity, below).
-    max_inner_iter : int, default=20000
-        Cap on inner iterations; reaching it without a certificate raises.
     clip_w, clip_v : float or None, default=1.0
-        Per-example clip norms (capped at the objective's certified bounds).
+        Per-example clip norms (capped at the objective's ``lipschitz()``).
     accounting : {"pld", "rdp"}, default="pld"
         Accountant (RDP is forced for sampling without replacement).
 
@@ -125,20 +73,28 @@ class NoisyInexactProximalPoint(PrivateSolver):
     **Privacy.** Replace-one neighbours, ``n_samples`` public. Fix a prox centre
     (public: an earlier release). Replacing one example of the batch moves the
     clipped batch mean by at most ``a = 2 sqrt(C_w^2 + C_v^2) / B``. ``G_k`` is
-    ``mu``-strongly monotone with ``mu = lambda - L`` in general (clipping keeps
-    each per-example operator ``L``-Lipschitz but can break monotonicity; digest
-    pitfall 6), or ``mu = lambda + min(strong_convexity())`` when the clip norms
-    are at the objective's certified gradient bounds (clipping inactive, so ``F_B``
-    is monotone, as in Prop. 9). The exact solutions for neighbouring batches are
-    then within ``a / mu`` (Boob & Guzman 2023, Prop. 9 with ``nu = 0``), and the
-    released points, each certified within ``r`` of its exact solution, within
-    ``s = a / mu + 2 r``. Gaussian noise ``z s`` per coordinate on the iterate is
-    one Gaussian mechanism per outer step. Single pass: disjoint batches, so by
-    parallel composition (Prop. 4, Prop. 10) the accountant composes it once;
-    multi pass: ``K + 1`` subsampled-without-replacement releases composed by
-    ``dp_accounting`` (the paper's Thm. 7 sigma rests on unspecified constants and
-    is not used). The number of inner iterations depends on the data but never
-    the released value's sensitivity; timing is out of scope.
+    ``mu``-strongly monotone with ``mu = lambda - L``, ``L = smoothness()``
+    (clipping keeps each per-example operator ``L``-Lipschitz but can break
+    monotonicity; digest pitfall 6); ``prox_weight <= L`` is refused before
+    anything is spent. Only when the objective certifies its constants
+    (:func:`~skdpminimax.objectives.certifies_constants`: the built-in objectives do)
+    and the clip norms are at its ``lipschitz()`` (clipping inactive, so ``F_B`` is
+    monotone, as in Prop. 9) is ``mu = lambda + max(min(strong_convexity()), -L)``.
+    The exact solutions for neighbouring batches are then within ``a / mu`` (Boob &
+    Guzman 2023, Prop. 9 with ``nu = 0``), and the released points, each within
+    ``r`` of its exact solution, within ``s = a / mu + 2 r``. The inner solve reaches
+    ``r`` by a contraction whose number of steps is fixed by ``mu``, ``L``,
+    ``lambda``, the clip norms and the (public) centre
+    (:mod:`~skdpminimax.solvers.contraction`): it cannot fail, and its length
+    reveals nothing beyond the releases. So this solver's privacy rests on
+    ``smoothness()`` being a true bound, and, for a certifying objective with clip
+    norms at its bounds, on ``lipschitz()`` and ``strong_convexity()`` too; not on
+    clipping alone as for :class:`NoisySGDA`. Gaussian noise ``z s`` per coordinate
+    on the iterate is one Gaussian mechanism per outer step. Single pass: disjoint
+    batches, so by parallel composition (Prop. 4, Prop. 10) the accountant composes
+    it once; multi pass: ``K + 1`` subsampled-without-replacement releases composed
+    by ``dp_accounting`` (the paper's Thm. 7 sigma rests on unspecified constants
+    and is not used).
     """
 
     _parameter_constraints = {
@@ -148,7 +104,6 @@ class NoisyInexactProximalPoint(PrivateSolver):
         "n_epochs": [Interval(Real, 0, None, closed="neither")],
         "prox_weight": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "inner_tol": [Interval(Real, 0, None, closed="neither")],
-        "max_inner_iter": [Interval(Integral, 1, None, closed="left")],
         "clip_w": [Interval(Real, 0, None, closed="neither"), None],
         "clip_v": [Interval(Real, 0, None, closed="neither"), None],
         "accounting": [StrOptions({"pld", "rdp"})],
@@ -162,7 +117,6 @@ class NoisyInexactProximalPoint(PrivateSolver):
         n_epochs=3,
         prox_weight="auto",
         inner_tol=0.05,
-        max_inner_iter=20000,
         clip_w=1.0,
         clip_v=1.0,
         accounting="pld",
@@ -173,14 +127,13 @@ class NoisyInexactProximalPoint(PrivateSolver):
         self.n_epochs = n_epochs
         self.prox_weight = prox_weight
         self.inner_tol = inner_tol
-        self.max_inner_iter = max_inner_iter
         self.clip_w = clip_w
         self.clip_v = clip_v
         self.accounting = accounting
 
     # ---- data-free planning -------------------------------------------------
     def _plan(self, objective, n_samples, budget, *, at_solve=False):
-        """Public quantities of a run: sampler, outer steps, lambda, mu, L', a, r.
+        """Public quantities of a run: sampler, outer steps, lambda, mu, L, a, r.
 
         ``calibrate`` (the estimators' dry run, before any spend) refuses a
         ``prox_weight`` at or below the operator's Lipschitz bound. At ``solve`` the
@@ -206,10 +159,11 @@ class NoisyInexactProximalPoint(PrivateSolver):
         lip = operator_lipschitz(objective)
         lam = self._prox_weight(objective, n_samples, budget, clips, lip, single)
         bounds = objective.lipschitz()
-        if clips[0] >= bounds[0] and clips[1] >= bounds[1]:
-            shift_mu = min(objective.strong_convexity())  # clipping inactive: F_B monotone
+        if certifies_constants(objective) and clips[0] >= bounds[0] and clips[1] >= bounds[1]:
+            # Clipping inactive (the bounds are proved), so F_B has the certified modulus.
+            shift_mu = max(min(objective.strong_convexity()), -lip)
         else:
-            shift_mu = -lip  # clipped operators are only L-Lipschitz
+            shift_mu = -lip  # clipped operators are only L-Lipschitz: (-L)-monotone
         mu = lam + shift_mu
         if mu <= 0 and at_solve and self.prox_weight != "auto":
             auto = self._auto_prox_weight(objective, n_samples, budget, clips, lip, single)
@@ -223,14 +177,16 @@ class NoisyInexactProximalPoint(PrivateSolver):
         if mu <= 0:
             raise ValueError(
                 f"prox_weight={lam:.3g} must exceed the operator's Lipschitz bound {lip:.3g} "
-                "when clipping is active (the prox subproblem must be strongly monotone)."
+                "(smoothness()) when clipping is active or the objective does not certify "
+                "its constants (certified_constants): the prox subproblem must be strongly "
+                "monotone."
             )
         shift = sampler.sensitivity_factor * math.hypot(*clips) / sampler.normalizer
         radius = self.inner_tol * shift / mu
         return {
             "sampler": sampler, "n_iter": int(n_iter), "prox_weight": lam,
-            "strong_monotonicity": mu, "lipschitz": lip + lam, "clips": clips,
-            "radius": radius, "sensitivity": shift / mu + 2.0 * radius,
+            "strong_monotonicity": mu, "monotonicity": shift_mu, "lipschitz": lip,
+            "clips": clips, "radius": radius, "sensitivity": shift / mu + 2.0 * radius,
         }
 
     def _prox_weight(self, objective, n_samples, budget, clips, lip, single):
@@ -280,17 +236,27 @@ class NoisyInexactProximalPoint(PrivateSolver):
             return np.concatenate([W.project(u[:dim_w]), V.project(u[dim_w:])])
 
         sigma = calibration.noise_multiplier * plan["sensitivity"]
+        mu = plan["strong_monotonicity"]
+        diameter = math.hypot(W.diameter(dim_w), V.diameter(v0.size))
+        # F_B minus the data-free term is a mean of examples clipped per block.
+        batch_bound = math.hypot(*plan["clips"])
         centre = np.concatenate([w0, v0])
         total = np.zeros_like(centre)
         inner_iters = []
         for idx in sampler.batches(rng, plan["n_iter"]):
-            def operator(u, idx=idx, c=centre):
+            def field(u, idx=idx):
                 g_w, g_v = oracle(u[:dim_w], u[dim_w:], idx)
-                return np.concatenate([g_w, -g_v]) + lam * (u - c)
+                return np.concatenate([g_w, -g_v])
 
-            u, n_inner = operator_extrapolation(
-                operator, project, centre, plan["strong_monotonicity"], plan["lipschitz"],
-                plan["radius"], self.max_inner_iter,
+            # The start's distance to the prox point, from public values only (the
+            # centre is a release): ||G(z0)|| / mu, G's data part bounded by the clips.
+            start = project(centre)
+            r_w, r_v = objective.reg_grad(start[:dim_w], start[dim_w:])
+            g_bound = (batch_bound + math.hypot(np.linalg.norm(r_w), np.linalg.norm(r_v))
+                       + lam * float(np.linalg.norm(start - centre)))
+            u, n_inner = solve_a_priori(
+                field, project, start, centre, lam, plan["monotonicity"], plan["lipschitz"],
+                min(diameter, g_bound / mu), plan["radius"],
             )
             inner_iters.append(n_inner)
             centre = u + sigma * rng.standard_normal(u.size) if sigma > 0 else u
@@ -301,9 +267,8 @@ class NoisyInexactProximalPoint(PrivateSolver):
             v=out[dim_w:],
             n_iter=plan["n_iter"],
             calibration=calibration,
-            n_grad_evals=oracle.n_grad_evals,
-            info={"prox_weight": lam, "strong_monotonicity": plan["strong_monotonicity"],
+            info={"prox_weight": lam, "strong_monotonicity": mu,
                   "sensitivity": plan["sensitivity"], "inner_radius": plan["radius"],
-                  "noise_std": sigma, "inner_iterations": inner_iters,
-                  "batch_size": sampler.batch_size, "mode": self.mode},
+                  "noise_std": sigma, "batch_size": sampler.batch_size, "mode": self.mode},
+            diagnostics={"n_grad_evals": oracle.n_grad_evals, "inner_iterations": inner_iters},
         )

@@ -191,10 +191,11 @@ class RecursiveRegularization(PrivateSolver):
             v = objective.dual_set.project(np.asarray(result.v, dtype=float))
             rounds.append({"weight": weight, "n_iter": result.n_iter})
             n_iter += int(result.n_iter)
-            n_grad_evals += int(getattr(result, "n_grad_evals", 0))
+            n_grad_evals += int(getattr(result, "diagnostics", {}).get("n_grad_evals", 0))
             base = self._base()  # a fresh base solver for the next round
         return SolverResult(
-            w=w, v=v, n_iter=n_iter, calibration=calibration, n_grad_evals=n_grad_evals,
+            w=w, v=v, n_iter=n_iter, calibration=calibration,
             info={"n_rounds": n_rounds, "chunk_size": chunk, "prox_weight": lam,
                   "rounds": rounds},
+            diagnostics={"n_grad_evals": n_grad_evals},
         )

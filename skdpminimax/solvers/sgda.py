@@ -372,7 +372,7 @@ class NoisySGDA(PrivateSolver):
             v=v_out,
             n_iter=n_steps,
             calibration=calibration,
-            n_grad_evals=oracle.n_grad_evals,
             info={"w_last": w, "v_last": v, "clip_w": clip_w, "clip_v": clip_v,
                   "step_size": float(etas_w[0]), "dual_step_size": float(etas_v[0])},
+            diagnostics={"n_grad_evals": oracle.n_grad_evals},
         )
