@@ -77,11 +77,17 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     **Privacy.** The solver's guarantee carries over (``(epsilon, delta)``-DP with
     respect to one example under its neighbouring relation) *provided* the
     objective is honest: its per-example gradients are what the solver clips, and
-    ``lipschitz()`` only caps the clip norms, so a wrong bound cannot break privacy
-    with a clipping solver (NoisySGDA clips every block), but ``objective_params``
-    and anything else the objective reads besides the per-example data it is
-    handed must be public. Group labels are treated as public; the size is handled as in
-    :mod:`skdpminimax.base` (``n_samples_budget``).
+    ``objective_params`` and anything else the objective reads besides the
+    per-example data it is handed must be public. What else it rests on depends on
+    the solver. ``"sgda"``, ``"gda"``, ``"nseg"`` and ``"nseg_multipass"`` clip every
+    block, so ``lipschitz()`` only caps their clip norms and no declared constant can
+    break their privacy. ``"nispp"`` rests on ``smoothness()`` (and, if the objective
+    sets ``certified_constants = True`` and the clip norms are at ``lipschitz()``, on
+    ``lipschitz()`` and ``strong_convexity()`` too); ``"recursive"`` inherits its base
+    solver's. The output-perturbation solvers clip nothing: they rest on all three
+    and refuse an objective that does not set ``certified_constants``
+    (:class:`~skdpminimax.objectives.SaddleObjective`). Group labels are treated as
+    public; the size is handled as in :mod:`skdpminimax.base` (``n_samples_budget``).
 
     Examples
     --------
