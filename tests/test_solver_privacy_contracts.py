@@ -39,6 +39,7 @@ from skdpminimax.solvers import (
     NoisySGDA,
     OutputPerturbation,
     PhasedOutputPerturbation,
+    RecursiveRegularization,
     SolverResult,
 )
 from skdpminimax.solvers.contraction import (
@@ -264,6 +265,50 @@ def test_phase_state_does_not_depend_on_earlier_chunks():
     for k in range(1, len(before)):
         assert before[k]["entry"] == after[k]["entry"], f"phase {k + 1}"
     assert all(call["uses"] == 0 for call in before + after)  # a fresh solver per phase
+
+
+class PrivateDrawsByData:
+    """A private base solver for recursive regularization with the same habits."""
+
+    log = []
+
+    def __init__(self):
+        self.uses = 0
+
+    def calibrate(self, objective, n_samples, budget):
+        return NoisySGDA(sampler="without_replacement", batch_size=5, n_iter=3).calibrate(
+            objective, n_samples, budget)
+
+    def solve(self, objective, data, budget, rng, *, init=None):
+        entry = copy.deepcopy(rng.bit_generator.state)
+        rng.random(1 + int(1e6 * abs(data.X.sum())) % 37)
+        PrivateDrawsByData.log.append({"entry": entry, "X": data.X.copy(), "uses": self.uses})
+        self.uses += 1
+        return NoisySGDA(sampler="without_replacement", batch_size=5, n_iter=3).solve(
+            objective, data, budget, rng, init=init)
+
+
+def test_recursive_round_state_does_not_depend_on_earlier_chunks():
+    """The same precondition for recursive regularization's adaptive parallel composition."""
+    objective = StronglyMonotoneQuadratic(A, 2.0, mu=1.0)
+
+    def run(X):
+        PrivateDrawsByData.log = []
+        RecursiveRegularization(PrivateDrawsByData(), n_rounds=3, prox_weight=0.5).solve(
+            objective, SaddleData(X), BUDGET, np.random.default_rng(5))
+        return PrivateDrawsByData.log
+
+    X = make_linear_data(40, 2, np.random.default_rng(0), spread=0.5).X
+    before = run(X)
+    row = np.flatnonzero((X == before[0]["X"][0]).all(axis=1))[0]
+    X = X.copy()
+    X[row] = -X[row]  # one row of round 1's chunk replaced
+    after = run(X)
+    assert len(before) == len(after) == 3
+    assert not np.array_equal(before[0]["X"], after[0]["X"])
+    for k in range(1, 3):
+        assert before[k]["entry"] == after[k]["entry"], f"round {k + 1}"
+    assert all(call["uses"] == 0 for call in before + after)
 
 
 # ---- 3. diagnostics apart from releases ---------------------------------------------------

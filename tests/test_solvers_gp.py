@@ -214,6 +214,10 @@ class SpySolver:
     def __init__(self, log):
         self.log = log
 
+    def __deepcopy__(self, memo):
+        # Recursive regularization runs a fresh copy per round; the copies share one log.
+        return SpySolver(self.log)
+
     def calibrate(self, objective, n_samples, budget):
         return make_sampler("full", n_samples)  # any record with a replace-one relation
 

@@ -17,13 +17,15 @@ Any object with these two methods can be passed as ``solver=`` (bring your own
 algorithm).
 """
 
+import copy
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
-__all__ = ["PrivateSolver", "SolverResult", "register_solver", "resolve_solver", "SOLVERS"]
+__all__ = ["PrivateSolver", "SolverResult", "register_solver", "resolve_solver", "SOLVERS",
+           "fresh_copy"]
 
 
 @dataclass
@@ -79,6 +81,15 @@ SOLVERS = {}
 def register_solver(name, factory):
     """Make ``solver=name`` build ``factory()`` (a fresh, unfitted solver)."""
     SOLVERS[name] = factory
+
+
+def fresh_copy(solver):
+    """An unused copy of ``solver``: ``clone`` for scikit-learn estimators, else a deep copy.
+
+    Frameworks that run a subroutine once per round or phase take a fresh copy each
+    time, so that no state of the subroutine carries one chunk's data to the next.
+    """
+    return clone(solver) if isinstance(solver, BaseEstimator) else copy.deepcopy(solver)
 
 
 def resolve_solver(solver):

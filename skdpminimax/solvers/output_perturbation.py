@@ -45,18 +45,16 @@ steps that provably reaches the target from the certified constants
 the target of the exact saddle point, and whether a solver gave up is not an output.
 """
 
-import copy
 import math
 from numbers import Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from skdpminimax.objectives.base import certifies_constants
 from skdpminimax.privacy.budget import PrivacyBudget
 from skdpminimax.privacy.calibration import NoiseCalibration, analytic_gaussian_sigma
-from skdpminimax.solvers.base import PrivateSolver, SolverResult
+from skdpminimax.solvers.base import PrivateSolver, SolverResult, fresh_copy
 from skdpminimax.solvers.base_solvers import Extragradient, SVRGExtragradient, _ProxSplit
 from skdpminimax.solvers.certificates import certify
 from skdpminimax.solvers.contraction import solve_a_priori
@@ -221,11 +219,7 @@ class _OutputPerturbationBase(PrivateSolver):
 
     def _base(self):
         """A fresh, unused base solver: no state crosses solves (or phases)."""
-        if self.base_solver is None:
-            return SVRGExtragradient()
-        if isinstance(self.base_solver, BaseEstimator):
-            return clone(self.base_solver)
-        return copy.deepcopy(self.base_solver)
+        return SVRGExtragradient() if self.base_solver is None else fresh_copy(self.base_solver)
 
 
 class OutputPerturbation(_OutputPerturbationBase):

@@ -13,11 +13,10 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from skdpminimax.solvers._planning import initial_point
-from skdpminimax.solvers.base import PrivateSolver, SolverResult
+from skdpminimax.solvers.base import PrivateSolver, SolverResult, fresh_copy
 from skdpminimax.solvers.oracle import resolve_clip_norms
 from skdpminimax.solvers.sgda import NoisySGDA
 
@@ -45,7 +44,7 @@ class RecursiveRegularization(PrivateSolver):
     Parameters
     ----------
     base_solver : solver object or None, default=None
-        Private solver run in each round (cloned per round). ``None`` uses
+        Private solver run in each round (a fresh copy per round). ``None`` uses
         ``NoisySGDA(sampler="without_replacement")``. It must be DP under
         replace-one neighbours (see Notes).
     n_rounds : int or "auto", default="auto"
@@ -64,8 +63,11 @@ class RecursiveRegularization(PrivateSolver):
     **Privacy.** Replace-one neighbours, ``n_samples`` public. The permutation
     that cuts the chunks is drawn from the generator, independently of the data,
     so a replaced example changes exactly one chunk. Round ``t`` reads only its
-    chunk and earlier *released* outputs (centres, start point), so if every base
-    call is ``(epsilon, delta)``-DP with respect to its chunk, the whole run is
+    chunk and earlier *released* outputs (centres, start point); it runs a fresh
+    copy of the base solver with its own generator, spawned before any data are
+    read, so that a base solver drawing a data-dependent amount of randomness
+    cannot pass one chunk on to the next round. So if every base call is
+    ``(epsilon, delta)``-DP with respect to its chunk, the whole run is
     ``(epsilon, delta)``-DP by adaptive parallel composition and post-processing
     (Bassily, Guzman & Menart 2023, Thm. 8): every round gets the **full**
     budget, not ``epsilon / T``. Regularisers are data-free (never clipped nor
@@ -91,7 +93,7 @@ class RecursiveRegularization(PrivateSolver):
     def _base(self):
         if self.base_solver is None:
             return NoisySGDA(sampler="without_replacement")
-        return clone(self.base_solver) if hasattr(self.base_solver, "get_params") else self.base_solver
+        return fresh_copy(self.base_solver)
 
     # ---- data-free planning -------------------------------------------------
     @staticmethod
@@ -176,6 +178,7 @@ class RecursiveRegularization(PrivateSolver):
         n_rounds, chunk, lam = self._plan(objective, data.n_samples, budget, base)
         w, v = initial_point(objective, rng, init)
         order = rng.permutation(data.n_samples)  # data-independent partition
+        round_rngs = rng.spawn(n_rounds)  # one per round, before any data are read
         weight, anchor_w, anchor_v = 0.0, np.zeros_like(w), np.zeros_like(v)
         rounds, n_iter, n_grad_evals = [], 0, 0
         for t in range(1, n_rounds + 1):
@@ -185,7 +188,8 @@ class RecursiveRegularization(PrivateSolver):
             weight += c_t
             round_objective = self._round_objective(objective, weight, anchor_w, anchor_v)
             chunk_data = data.take(order[(t - 1) * chunk : t * chunk])
-            result = base.solve(round_objective, chunk_data, budget, rng, init=(w, v))
+            result = base.solve(round_objective, chunk_data, budget, round_rngs[t - 1],
+                                init=(w, v))
             # Release of round t (projection is post-processing).
             w = objective.primal_set.project(np.asarray(result.w, dtype=float))
             v = objective.dual_set.project(np.asarray(result.v, dtype=float))
