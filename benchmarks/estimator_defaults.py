@@ -27,6 +27,9 @@ sizes released privately), and law school (race groups, 70/30 split) for
         --data-dir ../shared/data
     python benchmarks/estimator_defaults.py --step-size auto --n-epochs 15   # the defaults before
 
+``--large`` runs three larger generated AUC tasks instead (200,000 and 20,000 rows,
+where a step's noise is small at every epsilon).
+
 ``--held-out`` runs six other tasks instead, not used to choose any default: AUC on
 a 40-feature ``make_classification`` with 15% positives, digits odd against even and
 wine class 0 against the rest; worst-class
@@ -228,6 +231,20 @@ def held_out_tasks():
            _worst_group_r2(thirds), LinearRegression(), thirds)
 
 
+def large_tasks():
+    """Larger generated data (``--large``): where a step's noise is small at every
+    epsilon, so a clip below the gradients is pure bias (what chose the linear AUC
+    objective's ``clip_w="auto_if_quiet"``, and checks it). Same format."""
+    for name, n, d, informative, weights, seed in (
+            ("200k x 20, 10% positive", 200_000, 20, 5, [0.9], 0),
+            ("20k x 30, 10% positive", 20_000, 30, 8, [0.9], 1),
+            ("20k x 30, balanced", 20_000, 30, 8, None, 2)):
+        X, y = make_classification(n, d, n_informative=informative, weights=weights,
+                                   random_state=seed)
+        yield ("DPAUCMaximizer", name, _split(X, y), _make_auc, _auc,
+               LogisticRegression(max_iter=5000), None)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 10.0, math.inf])
@@ -239,7 +256,7 @@ def main():
                         help="adds Adult and law school (benchmarks/_data.py) from this directory")
     parser.add_argument("--only", nargs="+", default=None, help="data names to run")
     parser.add_argument("--clip-w", default=None,
-                        type=lambda v: v if v in ("auto", "scaled") else float(v),
+                        type=lambda v: v if v in ("auto", "scaled", "auto_if_quiet") else float(v),
                         help="replace the default solver's clip_w by this one")
     parser.add_argument("--n-epochs", default=None,
                         type=lambda v: v if v == "auto" else float(v),
@@ -250,6 +267,8 @@ def main():
                              "for the private count, or 'public')")
     parser.add_argument("--held-out", action="store_true",
                         help="run the tasks not used to choose any default instead")
+    parser.add_argument("--large", action="store_true",
+                        help="run the larger generated AUC tasks instead")
     parser.add_argument("--auto-steps", type=int, default=None,
                         help="diagnosis: replace n_epochs='auto''s cap on the number of "
                              "steps (a private constant of skdpminimax.solvers.sgda)")
@@ -263,6 +282,7 @@ def main():
     print(f"| estimator | data | score | non-private baseline | {eps_cols} | n_iter_ per epsilon |")
     print("|---|---|---|---|" + "---|" * len(args.epsilons) + "---|")
     for estimator, data, split, make, score, baseline, groups in (
+            large_tasks() if args.large else
             held_out_tasks() if args.held_out else tasks(args.data_dir)):
         if args.only and data not in args.only:
             continue

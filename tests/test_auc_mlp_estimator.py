@@ -36,7 +36,8 @@ def test_mlp_defaults_to_last_iterate_and_fits_nonlinear_data():
     assert default.objective_.typical_solution_norm() is None
     lin_default = DPAUCMaximizer(1.0, data_norm=3.0, pos_ratio=0.5, random_state=0).fit(X, y)
     assert (lin_default.solver_.average, lin_default.solver_.step_size,
-            lin_default.solver_.n_epochs) == ("uniform", "scaled", "auto")
+            lin_default.solver_.n_epochs, lin_default.solver_.clip_w) == (
+        "uniform", "scaled", "auto", "auto_if_quiet")
 
 
 def test_init_scale_scales_the_starting_weights():

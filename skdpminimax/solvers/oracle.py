@@ -20,7 +20,11 @@ import numpy as np
 from skdpminimax.objectives.base import RegularizedObjective, SaddleObjective
 from skdpminimax.privacy.mechanisms import check_coordinate_clips
 
-__all__ = ["NoisyGradientOracle", "dual_clips", "resolve_clip_norms", "noise_shares"]
+__all__ = ["NoisyGradientOracle", "dual_clips", "resolve_clip_norms", "noise_shares",
+           "GENERIC_CLIP"]
+
+# The solvers' default per-example clip norm: the scale of standardised problems.
+GENERIC_CLIP = 1.0
 
 # Noise for up to this many calls is drawn at once (fewer Generator calls per step),
 # capped at about _NOISE_FLOATS numbers so that wide models (an MLP) stay in memory.
@@ -34,17 +38,20 @@ def resolve_clip_norms(objective, clip_w, clip_v):
     Clipping at a certified Lipschitz bound changes nothing but makes the sensitivity
     argument independent of that bound being right; clipping below it trades bias
     for less noise. ``"auto"`` clips at the objective's ``typical_grad_norms()`` (public
-    quantities only); so does ``"scaled"`` here, an upper bound of what NoisySGDA's
-    ``clip_w="scaled"`` clips at. A block with neither bound cannot be made private.
+    quantities only); so does ``"scaled"`` here, and ``"auto_if_quiet"`` at the larger
+    of that norm and ``GENERIC_CLIP`` (1.0): upper bounds of what NoisySGDA's noise-
+    dependent rules clip at. A block with neither bound cannot be made private.
     """
     g_w, g_v = objective.lipschitz()
     typical = None
-    if {"auto", "scaled"} & {c for c in (clip_w, clip_v) if isinstance(c, str)}:
+    if {"auto", "scaled", "auto_if_quiet"} & {c for c in (clip_w, clip_v) if isinstance(c, str)}:
         typical = getattr(objective, "typical_grad_norms", objective.lipschitz)()
     out = []
     for b, (name, user, bound) in enumerate((("clip_w", clip_w, g_w), ("clip_v", clip_v, g_v))):
         if isinstance(user, str) and user in ("auto", "scaled"):
             user = typical[b]  # the objective's public typical norm (see typical_grad_norms)
+        elif isinstance(user, str) and user == "auto_if_quiet":
+            user = max(typical[b], GENERIC_CLIP)
         c = min(math.inf if user is None else float(user), float(bound))
         if not math.isfinite(c):
             raise ValueError(
