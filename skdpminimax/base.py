@@ -40,7 +40,9 @@ solver must plan on ``data.planning_size``, see
 :class:`~skdpminimax.objectives.SaddleData`).
 
 Sparse ``X`` (any SciPy format, used as CSR) is accepted by the built-in
-estimators, whose objectives score and clip rows without densifying them;
+estimators, whose objectives score and clip rows without densifying them (a sparse
+``X`` whose dense copy is small, at most ``2**24`` entries, is fitted dense: the same
+result, faster);
 :class:`~skdpminimax.DPSaddleEstimator` refuses it (user objectives see dense arrays).
 Values of any finite size are accepted: rows are clipped
 to ``data_norm`` with an overflow-safe norm; a row-norm bound (public or taken
@@ -191,6 +193,18 @@ def _check_planned_on(solver, objective, size, budget, calibration):
         )
 
 
+# Sparse X whose dense copy has at most this many entries (128 MB) is fitted dense: the
+# same batches, noise and result (to rounding), several times faster (row slicing of
+# CSR batches and no compiled kernel cost 2-10x on one-hot data of 50 columns).
+_DENSIFY_MAX_ENTRIES = 1 << 24
+
+
+def _dense_if_small(X):
+    if sp.issparse(X) and X.shape[0] * X.shape[1] <= _DENSIFY_MAX_ENTRIES:
+        return X.toarray()
+    return X
+
+
 class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
     """Base class: parameters shared by every estimator and the fit pipeline.
 
@@ -286,6 +300,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         targets, task_data = self._validate_targets(X, y, **task_data)
         if _CHECK_ONLY.get() == "rows":  # X is a stand-in: nothing more to check
             return None
+        X = _dense_if_small(X)
         budget = PrivacyBudget(self.epsilon, self.delta)
         accountant = self._fit_ledger()  # refuses a pickled copy of the caller's ledger
         accountant.check(budget.epsilon, budget.delta)

@@ -11,6 +11,13 @@ from skdpminimax.privacy.mechanisms import clip_rows, row_norms, squared_row_nor
 from skdpminimax.solvers import NoisySGDA
 
 
+@pytest.fixture(autouse=True)
+def sparse_path(monkeypatch):
+    """Keep these fits on the sparse code path: small sparse X is otherwise fitted
+    dense (see test_small_sparse_x_is_fitted_dense)."""
+    monkeypatch.setattr("skdpminimax.base._DENSIFY_MAX_ENTRIES", 0)
+
+
 def _sparse_data(n=400, d=25, seed=0):
     rng = np.random.default_rng(seed)
     X, y = make_classification(n, d, random_state=seed)
@@ -98,3 +105,30 @@ def test_sparse_row_helpers_match_dense():
     np.testing.assert_allclose(clipped.toarray(), clip_rows(X, 1.0), rtol=1e-15)
     assert row_norms(clipped).max() <= 1.0 + 1e-12
     np.testing.assert_array_equal(Xs.toarray(), X)  # not mutated
+
+
+def test_small_sparse_x_is_fitted_dense(monkeypatch):
+    # Small sparse X runs the dense path (compiled kernel, no CSR row slicing), with
+    # the same model as the sparse path; above the limit it stays sparse.
+    import skdpminimax.base as base
+
+    X, y, _ = _sparse_data()
+    Xs = sp.csr_matrix(X)
+    seen = []
+    original = base.SaddleData
+
+    def recording(X, *args, **kwargs):
+        seen.append(sp.issparse(X))
+        return original(X, *args, **kwargs)
+
+    monkeypatch.setattr(base, "SaddleData", recording)
+    make = dict((m[0], m[1]) for m in MODELS)["auc"]
+    sparse_path = make().fit(Xs, y)  # the fixture's limit 0: sparse
+    monkeypatch.setattr(base, "_DENSIFY_MAX_ENTRIES", X.size)
+    dense_path = make().fit(Xs, y)
+    assert seen == [True, False]
+    np.testing.assert_allclose(dense_path.decision_function(Xs),
+                               sparse_path.decision_function(Xs), rtol=1e-9, atol=1e-9)
+    monkeypatch.setattr(base, "_DENSIFY_MAX_ENTRIES", X.size - 1)
+    make().fit(Xs, y)
+    assert seen[-1] is True

@@ -70,7 +70,9 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         tolerance, 0.01 at 1.05.
     tolerance : float, default=0.05
         Allowed demographic-parity gap, in units of ``y``
-        (``constraint="demographic_parity"`` only).
+        (``constraint="demographic_parity"`` only). Absolute, not relative: the
+        default suits a target of about unit scale; for ``y`` in other units set it
+        from ``bounds`` (e.g. 1% to 5% of ``bounds[1] - bounds[0]``).
     multiplier_bound : float, default=1.0
         Bound on each Lagrange multiplier (``constraint="demographic_parity"`` only).
     group_ratios : dict, array-like or None, default=None
