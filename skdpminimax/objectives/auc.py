@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from skdpminimax.objectives.base import SaddleObjective
-from skdpminimax.objectives.scorers import LinearScorer
+from skdpminimax.objectives.scorers import LinearScorer, MLPScorer
 from skdpminimax.privacy.mechanisms import squared_row_norms
 from skdpminimax.sets import Box, L2Ball, ProductSet
 
@@ -47,9 +47,12 @@ class SquareLossAUC(SaddleObjective):
     scorer : scorer object, default=LinearScorer()
     """
 
-    # lipschitz(), smoothness() and strong_convexity() below are proved from the
-    # public bounds (data_norm, radius, the public ratios) for every data set.
-    certified_constants = True
+    @property
+    def certified_constants(self):
+        # lipschitz(), smoothness() and strong_convexity() below are proved from the
+        # public bounds (data_norm, radius, the public ratios) for every data set, for
+        # the library's own scorers only (not for a subclass of them).
+        return type(self.scorer) in (LinearScorer, MLPScorer)
 
     def __init__(self, n_features, pos_ratio, data_norm, radius, l2_reg=0.0, scorer=None):
         if not 0 < pos_ratio < 1:

@@ -291,7 +291,8 @@ class RegularizedObjective(SaddleObjective):
 # constants derived from them. A subclass overriding one of these below the class
 # that declared the flag has not certified its new version.
 _VOUCHED = ("per_example_grads", "per_example_values", "clipped_grad_sums", "prepare",
-            "reg_grad", "reg_value", "lipschitz", "smoothness", "strong_convexity")
+            "grad", "value", "reg_grad", "reg_value", "lipschitz", "smoothness",
+            "strong_convexity")
 
 
 def certifies_constants(objective):

@@ -23,7 +23,12 @@ release: it enters the per-example gradients, whose bounds scale with ``1/pi_min
 import numpy as np
 
 from skdpminimax.objectives.base import SaddleObjective
-from skdpminimax.objectives.losses import LinearModel
+from skdpminimax.objectives.losses import (
+    LinearModel,
+    LogisticLoss,
+    MultinomialLoss,
+    SquaredLoss,
+)
 from skdpminimax.sets import L2Ball, Simplex
 
 __all__ = ["GroupDRO", "check_group_ratios"]
@@ -71,9 +76,13 @@ class GroupDRO(SaddleObjective):
     since ``q_g <= 1``, and ``||grad_q f|| = ell / pi_g <= ell_max(H) / pi_min``.
     """
 
-    # lipschitz(), smoothness() and strong_convexity() below are proved from the
-    # public bounds (data_norm, radius, the public ratios) for every data set.
-    certified_constants = True
+    @property
+    def certified_constants(self):
+        # lipschitz(), smoothness() and strong_convexity() below are proved from the
+        # public bounds (data_norm, radius, the public ratios) for every data set, for
+        # the library's own losses: a loss object of another class (a subclass
+        # included) brings bounds and a convexity nobody here has proved.
+        return type(self.loss) in (LogisticLoss, MultinomialLoss, SquaredLoss)
 
     def __init__(self, n_features, loss, group_ratios, data_norm, radius, dual_reg=0.0,
                  l2_reg=0.0, fit_intercept=True, dual_center="uniform"):

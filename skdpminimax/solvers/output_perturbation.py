@@ -39,10 +39,13 @@ and refuse others before anything is spent.
 
 **No data-dependent failure.** If the base solver and the engine's
 :class:`~skdpminimax.solvers.Extragradient` both fail to certify (or raise), the
-engine does not raise: it runs, from the public start, the number of contraction
-steps that provably reaches the target from the certified constants
-(:mod:`~skdpminimax.solvers.contraction`). Every run thus releases a point within
-the target of the exact saddle point, and whether a solver gave up is not an output.
+engine does not raise: it runs projected extragradient from the public start, at
+most the number of steps that provably reaches the target from the certified
+constants (linear in ``smoothness() / mu``, :func:`a_priori_solve`), stopping
+earlier where its certificate already shows the target. Every run thus releases a
+point within the target of the exact saddle point, and whether a solver gave up is
+not an output (only the time it takes shows it; on ill-conditioned objectives, small
+``mu`` against ``smoothness()``, that worst case is long: raise the regularisation).
 """
 
 import math
@@ -57,9 +60,12 @@ from skdpminimax.privacy.calibration import NoiseCalibration, analytic_gaussian_
 from skdpminimax.solvers.base import PrivateSolver, SolverResult, fresh_copy
 from skdpminimax.solvers.base_solvers import Extragradient, SVRGExtragradient, _ProxSplit
 from skdpminimax.solvers.certificates import certify
-from skdpminimax.solvers.contraction import solve_a_priori
+from skdpminimax.solvers.contraction import a_priori_iterations
 
 __all__ = ["OutputPerturbation", "PhasedOutputPerturbation", "stability_bound"]
+
+# The fallback solve checks its certificate this often (a full gradient each time).
+_CHECK_EVERY = 20
 
 
 def check_objective(objective, *, convex=False):
@@ -130,63 +136,83 @@ def certified_solve(base_solver, objective, data, target, init, rng):
         if certify(objective, data, *found).weighted <= target:
             return (*found, diagnostics)
         point = found
-    w, v, n_steps = a_priori_solve(objective, data, start, tol)
-    diagnostics["n_grad_evals"] += n_steps * data.n_samples
+    w, v, n_steps = a_priori_solve(objective, data, start, tol, target)
+    # two gradients a step, plus a certificate every _CHECK_EVERY steps
+    diagnostics["n_grad_evals"] += (2 * n_steps + n_steps // _CHECK_EVERY) * data.n_samples
     diagnostics["a_priori_fallback"] = True
     return w, v, diagnostics
 
 
 def _attempt(solver, objective, data, tol, init, rng, diagnostics):
-    """The solver's point, projected, or ``None`` if it raised or returned non-finite values."""
+    """The solver's point, projected, or ``None`` if it raised or returned a point of the
+    wrong shape or with non-finite values."""
+    w0, v0 = init
     try:
         sol = solver.solve_saddle(objective, data, tol, init=init, rng=rng)
-        w = objective.primal_set.project(np.array(sol.w, dtype=float))
-        v = objective.dual_set.project(np.array(sol.v, dtype=float))
+        w, v = np.array(sol.w, dtype=float), np.array(sol.v, dtype=float)
+        if w.shape != np.shape(w0) or v.shape != np.shape(v0):
+            return None  # an untrusted solver's malformed answer: the engine goes on
+        w, v = objective.primal_set.project(w), objective.dual_set.project(v)
+        diagnostics["n_grad_evals"] += int(getattr(sol, "n_grad_evals", 0))
     except Exception:  # noqa: BLE001 -- a failure must not decide what is released
         return None
-    diagnostics["n_grad_evals"] += int(getattr(sol, "n_grad_evals", 0))
     if not (np.all(np.isfinite(w)) and np.all(np.isfinite(v))):
         return None
     return w, v
 
 
-def a_priori_solve(objective, data, start, tol):
-    """``(w, v, steps)`` within ``tol`` of the exact saddle point, by a count fixed in advance.
+def a_priori_steps(objective, start, tol):
+    """The most steps :func:`a_priori_solve` takes from ``start`` to ``tol`` (public)."""
+    return _a_priori_plan(objective, start, tol)[1]
 
-    The quadratic layers of :meth:`~skdpminimax.objectives.SaddleObjective.regularized`
-    and the innermost objective's own moduli ``s_b`` go into the prox term (per block
-    ``lam_b + s_b``, the objective's ``strong_convexity()``), leaving a monotone field
-    ``F - diag(s) z`` that is ``(smoothness() + max |s_b|)``-Lipschitz; the start's
-    distance is bounded by ``(||lipschitz()|| + ||r'(start)||) / min mu`` or the
-    sets' diameter. Everything is public, so the count is too
-    (:mod:`~skdpminimax.solvers.contraction`).
-    """
-    split = _ProxSplit(objective)
+
+def _a_priori_plan(objective, start, tol):
+    """``(eta, steps)`` of :func:`a_priori_solve`, from public constants only."""
+    mu = float(min(objective.strong_convexity()))
+    lip = max(float(objective.smoothness()), 2.0 * mu)  # see a_priori_solve: mu <= L / 2
     w0, v0 = start
-    dims = (w0.size, v0.size)
-    s_w, s_v = (float(m) for m in split.smooth.strong_convexity())
-    lam_w, lam_v = split.lam_w + s_w, split.lam_v + s_v
-    weights = np.concatenate([np.full(dims[0], lam_w), np.full(dims[1], lam_v)])
-    centre = np.concatenate([np.broadcast_to(split.lam_w * split.cw / lam_w, dims[:1]),
-                             np.broadcast_to(split.lam_v * split.cv / lam_v, dims[1:])])
-    W, V = objective.primal_set, objective.dual_set
-
-    def field(z):
-        g_w, g_v = split.grad(z[: dims[0]], z[dims[0]:], data)
-        return np.concatenate([g_w - s_w * z[: dims[0]], -g_v - s_v * z[dims[0]:]])
-
-    def project(z):
-        return np.concatenate([W.project(z[: dims[0]]), V.project(z[dims[0]:])])
-
     r_w, r_v = objective.reg_grad(w0, v0)
     g_bound = math.hypot(*objective.lipschitz()) + math.hypot(np.linalg.norm(r_w),
                                                               np.linalg.norm(r_v))
-    diameter = math.hypot(W.diameter(dims[0]), V.diameter(dims[1]))
-    distance = min(diameter, g_bound / min(objective.strong_convexity()))
-    lip = float(split.smooth.smoothness()) + max(abs(s_w), abs(s_v))
-    z, steps = solve_a_priori(field, project, np.concatenate([w0, v0]), centre, weights,
-                              0.0, lip, distance, tol)
-    return z[: dims[0]], z[dims[0]:], steps
+    diameter = math.hypot(objective.primal_set.diameter(w0.size),
+                          objective.dual_set.diameter(v0.size))
+    distance = min(diameter, g_bound / mu)
+    q = math.sqrt(1.0 - mu / (2.0 * lip))
+    return 1.0 / (2.0 * lip), a_priori_iterations(q, distance, 0.5 * tol)
+
+
+def a_priori_solve(objective, data, start, tol, target=None):
+    r"""``(w, v, steps)`` within ``tol`` of the exact saddle point, in at most a number
+    of steps fixed in advance from public constants.
+
+    Projected extragradient on the saddle operator ``G = (grad_w, -grad_v)`` of the
+    whole objective, ``mu``-strongly monotone (``mu = min strong_convexity()``) and
+    ``L``-Lipschitz (``L = smoothness()``, raised to ``2 mu`` if below), from the public
+    ``start`` with ``eta = 1 / (2 L)``. For ``u = z*`` the extragradient inequality
+    (Nemirovski 2004, Lemma 3.1) gives ``|z+ - z*|^2 <= |z - z*|^2 - (1 - eta^2 L^2)
+    |z - zh|^2 - 2 eta <G(zh), zh - z*>``, and ``<G(zh), zh - z*> >= mu |zh - z*|^2 >=
+    mu (|z - z*|^2 / 2 - |z - zh|^2)`` (``z*`` solves the variational inequality), so
+    ``|z+ - z*|^2 <= (1 - mu / (2 L)) |z - z*|^2 - (3/4 - mu / L) |z - zh|^2``, a
+    contraction by ``q = sqrt(1 - mu / (2 L))`` when ``mu <= L / 2``. The start is
+    within ``|G(start)| / mu <= (|lipschitz()| + |r'(start)|) / mu`` or the sets'
+    diameter, so the count, linear in ``L / mu`` (half the radius left for rounding,
+    :mod:`~skdpminimax.solvers.contraction`), is public. With ``target`` the run stops
+    as soon as the certificate (:func:`~skdpminimax.solvers.certificates.certify`)
+    shows the weighted distance within it, usually long before the count; either way
+    the point is within the target, which is all the release rests on.
+    """
+    eta, n_steps = _a_priori_plan(objective, start, tol)
+    W, V = objective.primal_set, objective.dual_set
+    w, v = start
+    for t in range(1, n_steps + 1):
+        g_w, g_v = objective.grad(w, v, data)
+        wh, vh = W.project(w - eta * g_w), V.project(v + eta * g_v)
+        g_w, g_v = objective.grad(wh, vh, data)
+        w, v = W.project(w - eta * g_w), V.project(v + eta * g_v)
+        if target is not None and t % _CHECK_EVERY == 0 and t < n_steps:
+            if certify(objective, data, w, v).weighted <= target:
+                return w, v, t
+    return w, v, n_steps
 
 
 def _start(objective, init):
