@@ -160,13 +160,18 @@ def test_same_rng_same_result_and_validation():
             SquareLossAUC(5, 0.3, 3.0, 1.0, l2_reg=0.0), data, budget, np.random.default_rng(0))
 
 
+def _primal_energy(obj, cal, batch_size=64):
+    """A step's primal noise energy recomputed independently from a calibration."""
+    z_w = cal.block_noise_multipliers[0] if cal.block_noise_multipliers else 0.0
+    return obj.n_primal * (z_w / batch_size) ** 2  # Poisson: sensitivity 1, sum / m
+
+
 # ---- step_size="scaled" --------------------------------------------------------------
 def _scaled_step(obj, n, budget, batch_size=64, clip_w=1.0):
     """The "scaled" rule recomputed from the calibration's public numbers."""
     solver = NoisySGDA(batch_size=batch_size, clip_w=clip_w)
     cal = solver.calibrate(obj, n, budget)
-    z_w = cal.block_noise_multipliers[0] if cal.block_noise_multipliers else 0.0
-    energy = obj.n_primal * (z_w / batch_size) ** 2  # Poisson: sensitivity 1, sum / m
+    energy = _primal_energy(obj, cal, batch_size)
     auto = 1.0 / obj.smoothness()
     return max(auto, 10.0 / obj.data_norm / (clip_w * np.sqrt(cal.n_steps))
                / (1.0 + energy) ** 2), auto
@@ -229,8 +234,7 @@ def test_scaled_step_reaches_further_than_auto_without_noise():
 def _energy(obj, n, budget, n_iter, batch_size=64):
     """A step's primal noise energy for a run of n_iter steps, recomputed independently."""
     cal = NoisySGDA(batch_size=batch_size, n_iter=n_iter).calibrate(obj, n, budget)
-    z_w = cal.block_noise_multipliers[0] if cal.block_noise_multipliers else 0.0
-    return obj.n_primal * (z_w / batch_size) ** 2  # Poisson: sensitivity 1, sum / m
+    return _primal_energy(obj, cal, batch_size)
 
 
 @pytest.mark.parametrize("n, epsilon", [(300, np.inf), (300, 1.0), (300, 0.1),
@@ -285,9 +289,7 @@ def test_scaled_clip_is_typical_norm_over_sqrt_one_plus_energy(epsilon):
     typical = obj.typical_grad_norms()[0]
     assert typical == pytest.approx(obj.data_norm / 2)  # linear AUC: half the row bound
     # E recomputed independently: the calibration at the typical clip
-    at_typical = NoisySGDA(clip_w=typical).calibrate(obj, data.n_samples, budget)
-    z_w = at_typical.block_noise_multipliers[0] if at_typical.block_noise_multipliers else 0.0
-    energy = obj.n_primal * (z_w / 64) ** 2
+    energy = _primal_energy(obj, NoisySGDA(clip_w=typical).calibrate(obj, data.n_samples, budget))
     expected = typical / np.sqrt(1.0 + energy)
     res = NoisySGDA(clip_w="scaled").solve(obj, data, budget, np.random.default_rng(0))
     assert res.info["clip_w"] == pytest.approx(expected, rel=1e-12)
@@ -326,9 +328,7 @@ def test_auto_if_quiet_clips_at_the_typical_norm_only_where_the_noise_is_small(n
     budget = PrivacyBudget(epsilon, 1e-5)
     typical = obj.typical_grad_norms()[0]
     # E recomputed independently, at the typical clip; the rule's threshold is 0.1
-    at_typical = NoisySGDA(clip_w=typical).calibrate(obj, n, budget)
-    z_w = at_typical.block_noise_multipliers[0] if at_typical.block_noise_multipliers else 0.0
-    energy = obj.n_primal * (z_w / 64) ** 2
+    energy = _primal_energy(obj, NoisySGDA(clip_w=typical).calibrate(obj, n, budget))
     expected = typical if energy <= 0.1 else 1.0
     res = NoisySGDA(clip_w="auto_if_quiet").solve(obj, data, budget, np.random.default_rng(0))
     assert res.info["clip_w"] == expected

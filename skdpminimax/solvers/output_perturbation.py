@@ -58,7 +58,7 @@ from skdpminimax.objectives.base import certifies_constants
 from skdpminimax.privacy.budget import PrivacyBudget
 from skdpminimax.privacy.calibration import NoiseCalibration, analytic_gaussian_sigma
 from skdpminimax.solvers.base import PrivateSolver, SolverResult, fresh_copy
-from skdpminimax.solvers.base_solvers import Extragradient, SVRGExtragradient, _ProxSplit
+from skdpminimax.solvers.base_solvers import Extragradient, SVRGExtragradient
 from skdpminimax.solvers.certificates import certify
 from skdpminimax.solvers.contraction import a_priori_iterations
 
@@ -83,7 +83,7 @@ def check_objective(objective, *, convex=False):
             "Phased output perturbation needs a convex-concave objective; "
             f"strong_convexity() = {tuple(objective.strong_convexity())}."
         )
-    if not math.isfinite(float(_ProxSplit(objective).smooth.smoothness())):
+    if not math.isfinite(float(objective.smoothness())):
         raise ValueError(
             "Output perturbation needs a finite smoothness() (its fallback solve is "
             "planned from it)."
