@@ -51,6 +51,7 @@ the largest total epsilon and the largest total delta of one candidate's private
 steps.
 """
 
+import copy
 import warnings
 from contextlib import ExitStack
 from numbers import Integral
@@ -70,9 +71,9 @@ from sklearn.model_selection import (
     check_cv,
 )
 from sklearn.pipeline import FeatureUnion, Pipeline
-from sklearn.utils.metadata_routing import process_routing
-from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_consistent_length
+from sklearn.utils.metadata_routing import get_routing_for_object, process_routing
+from sklearn.utils.metaestimators import _safe_split, available_if
+from sklearn.utils.validation import _check_method_params, check_consistent_length
 
 from skdpminimax.base import DPMinimaxEstimator
 from skdpminimax.privacy.budget import budget_entry, resolve_accountant
@@ -391,18 +392,23 @@ def charge_search(search, X, y=None, *, groups=None, accountant=None, **params):
     **Checks before the charge.** ``X``, ``y`` and ``groups`` must have the same
     number of rows. For each candidate, each skdpminimax step reached through
     pipelines runs its fit's own checks (``DPMinimaxEstimator._check_fit``), on
-    the full data as the refit gets it: parameters, targets and the fit parameters
-    routed to it (``sensitive_features``). Where no earlier step transforms ``X``,
-    also ``X`` itself (NaN, sparse input a step refuses, its norm bound) and the
-    calibration dry run on the full size. Not covered, so their fits fail after the
-    charge: ``X`` after an earlier pipeline step (its values and width, hence the
-    calibration; only its row count is checked), a step under a
-    ``TransformedTargetRegressor``, ``FeatureUnion`` or ``ColumnTransformer`` (its
-    parameters only), diffprivlib steps (their ``_validate_params`` only: diffprivlib
-    checks its own parameters and data at fit) and failures of one split only (a fold
-    with one class, a fold too small for the solver). A candidate that fails its
-    checks is refused even with ``error_score=np.nan``, which would have charged its
-    failing fits for nothing.
+    the full data as the refit gets it and on each training fold as the search
+    slices it (rows of ``X``, ``y`` and of the sample-aligned fit parameters):
+    parameters, targets and the fit parameters routed to it (``sensitive_features``).
+    Where no earlier step transforms ``X``, also ``X`` itself (NaN, sparse input a
+    step refuses, its norm bound) and the calibration dry run on each size. So a fold
+    with one class, or without one of the declared groups, is refused here. The folds
+    are drawn as the search draws them (``groups`` and routed split parameters
+    included); when the splitter draws other folds at each call (it shuffles without a
+    fixed ``random_state``), the prepaid search replays the checked folds in place of
+    its ``cv``. A splitter whose ``get_n_splits`` disagrees with its ``split`` is
+    refused. Not covered, so their fits fail after the charge: ``X`` after an earlier
+    pipeline step (its values and width, hence the calibration; only its row count
+    is checked), a step under a ``TransformedTargetRegressor``, ``FeatureUnion`` or
+    ``ColumnTransformer`` (its parameters only) and diffprivlib steps (their
+    ``_validate_params`` only: diffprivlib checks its own parameters and data at
+    fit). A candidate that fails its checks is refused even with
+    ``error_score=np.nan``, which would have charged its failing fits for nothing.
 
     **Privacy.** Each fit of a skdpminimax estimator is ``(epsilon, delta)``-DP
     for its own neighbouring relation, and every fit of the search (each candidate
@@ -440,7 +446,8 @@ def _charge_search(search, X, y, accountant, params):
     fit_params = _estimator_fit_params(search, params)
     # Built once: the budgets and both warnings read the same candidates.
     candidate_steps = _candidate_steps(search)
-    budgets = _budgets(search, candidate_steps, _n_splits(search, X, y, groups))
+    n_splits = _n_splits(search, X, y, groups)
+    budgets = _budgets(search, candidate_steps, n_splits)
     ledger = _caller_ledger(search, accountant)
     if _has_fixed_seed(candidate_steps):
         warnings.warn(
@@ -462,7 +469,8 @@ def _charge_search(search, X, y, accountant, params):
             "NoisySGDA(sampler='without_replacement').",
             PrivacyLeakWarning,
         )
-    return _charge(search, budgets, ledger, (X, y, fit_params))
+    folds, pinned = _checked_folds(search, X, y, params, n_splits)
+    return _charge(search, budgets, ledger, (X, y, fit_params), folds, pinned)
 
 
 def _mixes_relations(candidate_steps):
@@ -473,9 +481,73 @@ def _mixes_relations(candidate_steps):
                for steps in candidate_steps)
 
 
-def _charge(search, budgets, ledger, fit_input):
+def _split_params(search, groups, params):
+    """The parameters ``search.fit(X, y, **params)`` passes to its splitter's split."""
+    if _routing_enabled():
+        return dict(process_routing(search, "fit", **params).splitter.split)
+    return {"groups": groups}
+
+
+def _same_folds(first, second):
+    return len(first) == len(second) and all(
+        np.array_equal(a_train, b_train) and np.array_equal(a_test, b_test)
+        for (a_train, a_test), (b_train, b_test) in zip(first, second))
+
+
+def _checked_folds(search, X, y, params, n_splits):
+    """The search's cross-validation folds, drawn as its fit will draw them, and whether
+    they must be pinned (replayed to the search) to be the folds that were checked."""
+    # A copy: drawing must not advance the RandomState of the caller's splitter.
+    cv = copy.deepcopy(check_cv(search.cv, y, classifier=is_classifier(search.estimator)))
+    split_params = _split_params(search, params.get("groups"), params)
+    folds = list(cv.split(X, y, **split_params))
+    if len(folds) != n_splits:  # the search itself refuses this, after the charge
+        raise ValueError(f"The search's cv gave {len(folds)} splits where its get_n_splits "
+                         f"said {n_splits}. Nothing was spent.")
+    # A splitter that shuffles without a fixed seed draws other folds at every call.
+    pinned = not _same_folds(folds, list(cv.split(X, y, **split_params)))
+    return folds, (_CheckedFolds(folds, cv) if pinned else None)
+
+
+class _CheckedFolds:
+    """Folds drawn and checked before the charge, replayed to the search in place of a
+    splitter that would draw new (unchecked) ones. Routes metadata as that splitter."""
+
+    def __init__(self, folds, splitter):
+        self.folds = folds
+        self.splitter = splitter
+
+    def split(self, X=None, y=None, groups=None):
+        for train, test in self.folds:
+            yield train.copy(), test.copy()
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return len(self.folds)
+
+    def get_metadata_routing(self):
+        return get_routing_for_object(self.splitter)
+
+    def __repr__(self):
+        return f"CheckedFolds({self.splitter!r}, n_splits={len(self.folds)})"
+
+
+def _check_folds(search, X, y, fit_params, folds):
+    """The fits' checks on each training fold, as the search slices X, y and the fit
+    parameters for it: a fold with one class fails here, not after the charge."""
+    for k, (train, _) in enumerate(folds):
+        X_train, y_train = _safe_split(search.estimator, X, y, train)
+        fold_params = _check_method_params(X, params=fit_params, indices=train)
+        try:
+            _check_fits(search, X_train, y_train, fold_params)
+        except (ValueError, TypeError) as error:
+            raise type(error)(f"Cross-validation split {k} (training rows: {len(train)}): "
+                              f"{error}") from error
+
+
+def _charge(search, budgets, ledger, fit_input, folds=(), pinned=None):
     """Spend ``budgets`` on ``ledger`` (all or nothing), once the fits' checks passed on
-    ``fit_input = (X, y, fit parameters)``; return the prepaid search."""
+    ``fit_input = (X, y, fit parameters)`` and on each training fold of ``folds``; return
+    the prepaid search (replaying ``pinned`` folds, when given, in place of its cv)."""
     entries = [(b.epsilon, b.delta) for b in budgets]
     total = ledger.total(spent_budget=ledger.spent_budget + entries)
     if not Budget(ledger.epsilon, ledger.delta) >= total:
@@ -492,9 +564,12 @@ def _charge(search, budgets, ledger, fit_input):
         "estimator": _prepay(search.estimator, prepaid),
         grid_name: grids[0] if isinstance(original, dict) else grids,
     })
+    if pinned is not None:
+        prepaid_search.set_params(cv=pinned)
     _check_prepaid(prepaid_search, prepaid)
     # The fits' own checks, on the prepaid candidates (whose ledger covers each fit).
     _check_fits(prepaid_search, *fit_input)
+    _check_folds(prepaid_search, *fit_input, folds)
     for epsilon, delta in entries:
         ledger.spend(epsilon, delta)
     return prepaid_search

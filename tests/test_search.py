@@ -10,7 +10,7 @@ from diffprivlib.accountant import BudgetAccountant
 from diffprivlib.utils import BudgetError, PrivacyLeakWarning
 from sklearn import config_context
 from sklearn.base import clone
-from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
+from sklearn.model_selection import GridSearchCV, GroupKFold, KFold, RandomizedSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
@@ -42,8 +42,8 @@ def model(**params):
     return DPAUCMaximizer(**{**defaults, **params})
 
 
-def grid_search(estimator=None, grid=GRID, n_jobs=1, **params):
-    return GridSearchCV(estimator if estimator is not None else model(), grid, cv=CV,
+def grid_search(estimator=None, grid=GRID, n_jobs=1, cv=CV, **params):
+    return GridSearchCV(estimator if estimator is not None else model(), grid, cv=cv,
                         scoring="roc_auc", n_jobs=n_jobs, **params)
 
 
@@ -259,10 +259,19 @@ def test_fixed_seed_in_a_search_warns(data, where):
 
 # ---- bad input is refused before the search is charged -----------------------------
 
+def _sorted_y(y):
+    return np.sort(y)  # unshuffled 2-fold: each training fold holds one class
+
+
 def _nan_X(X):
     X = X.copy()
     X[4, 1] = np.nan
     return X
+
+
+class _MiscountedKFold(KFold):
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return 3
 
 
 BAD_INPUT = {  # case: (search, X, y, fit parameters), the error it gets
@@ -275,6 +284,15 @@ BAD_INPUT = {  # case: (search, X, y, fit parameters), the error it gets
     "a fit parameter fit does not take": (
         lambda X, y: (grid_search(), X, y, {"sample_weight": np.ones(len(y))}),
         r"\bfit\(\) got an unexpected keyword argument 'sample_weight'"),
+    "one class in a training fold": (
+        lambda X, y: (grid_search(cv=KFold(2)), X, _sorted_y(y), {}),
+        r"split \d \(training rows: 30\).*2 classes"),
+    "one class in a fold behind a transformer": (
+        lambda X, y: (grid_search(make_pipeline(FunctionTransformer(), model()),
+                                  {"dpaucmaximizer__alpha": GRID["alpha"]}, cv=KFold(2)),
+                      X, _sorted_y(y), {}), r"split \d.*2 classes"),
+    "splits that get_n_splits miscounts": (
+        lambda X, y: (grid_search(cv=_MiscountedKFold(2)), X, y, {}), "gave 2 splits"),
     "one class behind a transformer": (
         lambda X, y: (grid_search(make_pipeline(FunctionTransformer(), model()),
                                   {"dpaucmaximizer__alpha": GRID["alpha"]}),
@@ -348,6 +366,69 @@ def test_sensitive_features_reach_the_checks_as_the_search_routes_them(data, rou
         with pytest.raises(ValueError, match="sensitive_features has 50 rows"):
             charge_search(bare, X, y, accountant=ledger, sensitive_features=_groups(50))
         assert len(ledger.spent_budget) == 2 * CV + 1
+
+
+def test_fold_checks_slice_the_fit_parameters_as_the_search_does(data):
+    # Group 1 only in the first half of the rows: split 0 trains without it, and the
+    # declared group_ratios (two groups) refuse that fold before the charge.
+    X, y = data
+    sensitive = np.r_[np.arange(30) % 2, np.zeros(30, dtype=int)]
+    robust = _robust(group_ratios=[0.5, 0.5])
+    ledger = BudgetAccountant()
+    with pytest.raises(ValueError, match="split 0 .*1 groups"):
+        charge_search(GridSearchCV(robust, {"alpha": [1e-3]}, cv=KFold(2)), X, y,
+                      accountant=ledger, sensitive_features=sensitive)
+    assert ledger.spent_budget == []
+    balanced = np.arange(60) % 2  # both groups in every training fold: charged, fitted
+    prepaid = charge_search(GridSearchCV(robust, {"alpha": [1e-3]}, cv=KFold(2)), X, y,
+                            accountant=ledger, sensitive_features=balanced)
+    prepaid.fit(X, y, sensitive_features=balanced)
+    assert len(ledger.spent_budget) == 2 + 1
+
+
+@pytest.mark.parametrize("routing", [False, True])
+def test_group_splitters_get_their_groups_in_the_fold_checks(data, routing):
+    X, y = data
+    groups = np.repeat([0, 1], 30)  # GroupKFold(2) trains on one half: one class
+    ledger = BudgetAccountant()
+    with config_context(enable_metadata_routing=routing):
+        search = grid_search(cv=GroupKFold(2))
+        with pytest.raises(ValueError, match="split .*2 classes"):
+            PrivateSearchCV(search, accountant=ledger).fit(X, _sorted_y(y), groups=groups)
+        assert ledger.spent_budget == []
+        PrivateSearchCV(search, accountant=ledger).fit(X, y, groups=np.arange(60) % 2)
+        assert ledger.spent_budget == expected_entries()
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_unseeded_shuffled_folds_are_the_checked_ones(data, n_jobs):
+    # KFold(shuffle=True) without a seed draws new folds at every split: the search
+    # would have run folds that were never checked. The prepaid search replays the
+    # checked folds; a seeded splitter is left as it is.
+    X, y = data
+    ledger = BudgetAccountant()
+    prepaid = charge_search(grid_search(cv=KFold(2, shuffle=True), n_jobs=n_jobs), X, y,
+                            accountant=ledger)
+    checked = list(prepaid.cv.split(X, y))
+    assert len(checked) == 2
+    assert not np.array_equal(checked[0][0], np.arange(30))  # shuffled
+    prepaid.fit(X, y)
+    assert ledger.spent_budget == expected_entries()
+    assert all(np.array_equal(train, fold[0]) and np.array_equal(test, fold[1])
+               for (train, test), fold in zip(prepaid.cv.split(X, y), checked))
+    assert prepaid.cv_results_["split0_test_score"].shape == (2,)
+    seeded = KFold(2, shuffle=True, random_state=0)
+    kept = charge_search(grid_search(cv=seeded), X, y, accountant=ledger).cv
+    assert isinstance(kept, KFold) and repr(kept) == repr(seeded)
+
+
+def test_drawing_the_folds_leaves_the_callers_random_state_alone(data):
+    X, y = data
+    rng = np.random.RandomState(0)
+    state = rng.get_state()[1].copy()
+    charge_search(grid_search(cv=KFold(2, shuffle=True, random_state=rng)), X, y,
+                  accountant=BudgetAccountant())
+    np.testing.assert_array_equal(rng.get_state()[1], state)
 
 
 # ---- charge_search: the prepaid search closes its ledger ---------------------------
