@@ -21,6 +21,14 @@ This module makes such searches correct:
 * :class:`PrivateSearchCV` wraps a ``GridSearchCV`` or ``RandomizedSearchCV`` and
   does both at every ``fit``.
 
+One entry per fit on a training fold needs folds that one changed row changes by that
+row only: an int ``cv`` is drawn as :class:`~skdpminimax.folds.IndependentFolds`, and
+other splitters not known to be stable get a
+:class:`~diffprivlib.utils.PrivacyLeakWarning`. The choice of the candidate to refit is
+a release of the validation rows too: ``selection_epsilon`` makes it with the
+exponential mechanism (:mod:`skdpminimax.selection`), charged as one more entry;
+without it, a search that refits warns.
+
 Bad input is refused before the charge: each private step of each candidate runs
 its fit's own checks first, as far as they can run outside the search (see
 :func:`charge_search`, "Checks before the charge").
@@ -54,7 +62,7 @@ steps.
 import copy
 import warnings
 from contextlib import ExitStack
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from diffprivlib.accountant import BudgetAccountant
@@ -71,16 +79,19 @@ from sklearn.model_selection import (
     check_cv,
 )
 from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.metadata_routing import get_routing_for_object, process_routing
 from sklearn.utils.metaestimators import _safe_split, available_if
 from sklearn.utils.validation import _check_method_params, check_consistent_length
 
 from skdpminimax.base import DPMinimaxEstimator
+from skdpminimax.folds import IndependentFolds, unstable_folds_reason
 from skdpminimax.privacy.budget import budget_entry, resolve_accountant
 from skdpminimax.privacy.ledger import LedgerGuardMixin, PrepaidLedger, fit_ledger
+from skdpminimax.selection import SELECTION_SCORING, ExponentialSelection
 
-__all__ = ["PrepaidGridSearchCV", "PrepaidRandomizedSearchCV", "PrivateSearchCV",
-           "charge_search", "search_budgets"]
+__all__ = ["IndependentFolds", "PrepaidGridSearchCV", "PrepaidRandomizedSearchCV",
+           "PrivateSearchCV", "charge_search", "search_budgets"]
 
 
 def _is_private(estimator):
@@ -208,7 +219,7 @@ def _fit_budgets(steps):
     return [budget_entry(step.epsilon, getattr(step, "delta", 0.0)) for step in steps]
 
 
-def search_budgets(search, X, y=None, *, groups=None):
+def search_budgets(search, X, y=None, *, groups=None, selection_epsilon=None):
     """The privacy cost of a search: one entry per private fit it will run.
 
     Nothing is spent and no data value is read (``X``, ``y`` and ``groups`` only
@@ -226,6 +237,9 @@ def search_budgets(search, X, y=None, *, groups=None):
         Targets the search will be fitted on.
     groups : array-like of shape (n_samples,), default=None
         Group labels for group-aware splitters.
+    selection_epsilon : float, default=None
+        The private choice's budget (see :func:`charge_search`); ``None``: no choice
+        is charged.
 
     Returns
     -------
@@ -233,13 +247,15 @@ def search_budgets(search, X, y=None, *, groups=None):
         ``PrivacyBudget`` entries (``(epsilon, 0)`` ones with the same attributes for
         diffprivlib steps): ``n_candidates x n_splits`` entries (times the number of
         private steps of each candidate), then one entry for the refit if
-        ``search.refit``.
+        ``search.refit``, then ``(selection_epsilon, 0)`` if given.
     """
     _check_search(search)
-    return _budgets(search, _candidate_steps(search), _n_splits(search, X, y, groups))
+    _check_selection(search, selection_epsilon)
+    return _budgets(search, _candidate_steps(search), _n_splits(search, X, y, groups),
+                    selection_epsilon)
 
 
-def _budgets(search, candidate_steps, n_splits):
+def _budgets(search, candidate_steps, n_splits, selection_epsilon=None):
     """:func:`search_budgets` from the candidates' private steps."""
     per_candidate = [_fit_budgets(steps) for steps in candidate_steps]
     budgets = [b for fits in per_candidate for _ in range(n_splits) for b in fits]
@@ -248,7 +264,37 @@ def _budgets(search, candidate_steps, n_splits):
         epsilon = max(sum(b.epsilon for b in fits) for fits in per_candidate)
         delta = max(sum(b.delta for b in fits) for fits in per_candidate)
         budgets.append(budget_entry(epsilon, min(delta, 1 - 1e-12)))
+    if selection_epsilon is not None:
+        budgets.append(budget_entry(selection_epsilon, 0.0))
     return budgets
+
+
+def _check_selection(search, selection_epsilon):
+    """Refuse, before anything is spent, a private choice the search cannot make."""
+    if selection_epsilon is None:
+        return
+    ExponentialSelection(selection_epsilon, [], None)  # checks the epsilon
+    if search.refit is not True:
+        raise ValueError("selection_epsilon chooses the candidate to refit: the search needs "
+                         f"refit=True, got refit={search.refit!r}. Nothing was spent.")
+    if not (isinstance(search.scoring, str) and search.scoring in SELECTION_SCORING):
+        raise ValueError(
+            f"selection_epsilon needs scoring in {SELECTION_SCORING} (a mean of per-row "
+            f"values in [0, 1], so that one row moves a candidate's total by at most 1); got "
+            f"scoring={search.scoring!r}. Nothing was spent."
+        )
+
+
+def _with_private_folds(search):
+    """``search`` with an int (or default) ``cv`` drawn as :class:`IndependentFolds`:
+    scikit-learn's default splitters can move other rows between folds when one row
+    changes, which the per-fit charge does not cover (:mod:`skdpminimax.folds`)."""
+    if search.cv is not None and not isinstance(search.cv, Integral):
+        return search
+    # A shallow copy: the estimators (and their accountants) must stay the caller's.
+    search = copy.copy(search)
+    search.cv = IndependentFolds(5 if search.cv is None else search.cv)
+    return search
 
 
 def _has_fixed_seed(candidate_steps):
@@ -344,7 +390,8 @@ def _check_prepaid(search, ledger):
                 )
 
 
-def charge_search(search, X, y=None, *, groups=None, accountant=None, **params):
+def charge_search(search, X, y=None, *, groups=None, accountant=None, selection_epsilon=None,
+                  **params):
     """Charge a search's whole privacy cost now; return it ready to run anywhere.
 
     Checks, for every private step of every candidate, what its fit checks before
@@ -369,6 +416,13 @@ def charge_search(search, X, y=None, *, groups=None, accountant=None, **params):
     accountant : BudgetAccountant, default=None
         The ledger to charge. ``None``: the accountant the search's private
         estimators share (diffprivlib's default one if they have none).
+    selection_epsilon : float, default=None
+        Choose the candidate to refit privately, with the exponential mechanism over
+        the candidates' correct validation predictions
+        (:class:`~skdpminimax.selection.ExponentialSelection`), charged one more entry
+        ``(selection_epsilon, 0)``. Needs ``refit=True`` and ``scoring='accuracy'``.
+        ``None``: the search chooses by its noise-free scores, with a
+        :class:`~diffprivlib.utils.PrivacyLeakWarning` when it refits.
     **params : dict
         The other parameters the search's ``fit`` will get (for example
         ``sensitive_features``), routed as the search routes them and checked.
@@ -376,7 +430,9 @@ def charge_search(search, X, y=None, *, groups=None, accountant=None, **params):
     Returns
     -------
     prepaid_search : PrepaidGridSearchCV or PrepaidRandomizedSearchCV
-        The ``GridSearchCV`` or ``RandomizedSearchCV`` with the same parameters. Fit
+        The ``GridSearchCV`` or ``RandomizedSearchCV`` with the same parameters (an
+        int or default ``cv`` becomes :class:`IndependentFolds`; with
+        ``selection_epsilon``, ``refit`` is the private choice). Fit
         it **once**, in this process, on the same data: its fit closes the prepaid
         ledger (a second fit, or a fit of a copy, is refused) and hands
         ``best_estimator_`` back to the charged accountant. Prefer
@@ -414,13 +470,24 @@ def charge_search(search, X, y=None, *, groups=None, accountant=None, **params):
     for its own neighbouring relation, and every fit of the search (each candidate
     on each split, and the refit) is charged as one entry, so the caller's
     accountant composes them (sequential composition, or its advanced composition
-    with ``slack``). The charge covers the *fits*. The validation scores
-    (``cv_results_``, ``best_score_``) and hence the choice of ``best_params_`` are
-    computed without noise on held-out private rows: they carry no DP guarantee of
-    their own. Publish only the refitted model, or select privately (see the user
-    guide, "Tuning hyperparameters"). Like a fit's own checks, a refusal before the
-    charge depends on the data (whether ``y`` has two classes, say) and is not
-    private either.
+    with ``slack``). One entry per fit on a training fold holds only if one row
+    added, removed or replaced changes each training fold by at most that row:
+    an int (or default) ``cv`` is therefore drawn as :class:`IndependentFolds`
+    (each row's fold an independent draw), and any other splitter that is not known
+    to be stable for the fits' relation (``KFold`` is, for replace-one only) gets a
+    :class:`~diffprivlib.utils.PrivacyLeakWarning`.
+
+    The charge covers the *fits*. The validation scores (``cv_results_``,
+    ``best_score_``) are computed without noise on held-out private rows and carry
+    no DP guarantee; nor does a choice of ``best_params_`` made from them, nor the
+    refitted model, which reveals that choice (the search warns). With
+    ``selection_epsilon`` the choice is made by the exponential mechanism, and the
+    refitted model is covered by the charge: the fits (published, as far as the
+    accounting goes), then the choice given them, whose utility moves by at most 1
+    with one row (:mod:`skdpminimax.selection`), then the refit. The scores stay
+    noise-free: publish the model, not ``cv_results_``. Like a fit's own checks, a
+    refusal before the charge depends on the data (whether ``y`` has two classes,
+    say) and is not private either.
 
     Composition needs independent noise in every fit: with ``random_state=None``
     (the default) each fit draws fresh entropy. A fixed ``random_state`` on a private
@@ -435,19 +502,21 @@ def charge_search(search, X, y=None, *, groups=None, accountant=None, **params):
     """
     if groups is not None:
         params = {**params, "groups": groups}
-    return _charge_search(search, X, y, accountant, params)
+    return _charge_search(search, X, y, accountant, params, selection_epsilon)
 
 
-def _charge_search(search, X, y, accountant, params):
+def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
     """:func:`charge_search` with the search's ``fit`` parameters (``groups`` among them)."""
     _check_search(search)
+    _check_selection(search, selection_epsilon)
+    search = _with_private_folds(search)
     groups = params.get("groups")
     check_consistent_length(X, y, groups)  # as the search will, before it splits
     fit_params = _estimator_fit_params(search, params)
-    # Built once: the budgets and both warnings read the same candidates.
+    # Built once: the budgets and the warnings read the same candidates.
     candidate_steps = _candidate_steps(search)
     n_splits = _n_splits(search, X, y, groups)
-    budgets = _budgets(search, candidate_steps, n_splits)
+    budgets = _budgets(search, candidate_steps, n_splits, selection_epsilon)
     ledger = _caller_ledger(search, accountant)
     if _has_fixed_seed(candidate_steps):
         warnings.warn(
@@ -469,8 +538,30 @@ def _charge_search(search, X, y, accountant, params):
             "NoisySGDA(sampler='without_replacement').",
             PrivacyLeakWarning,
         )
+    add_remove = any(_is_add_remove(step) for steps in candidate_steps for step in steps)
+    unstable = unstable_folds_reason(
+        check_cv(search.cv, y, classifier=is_classifier(search.estimator)), add_remove)
+    if unstable is not None and any(candidate_steps):
+        warnings.warn(
+            f"The search's folds may change by more than one row when one row of the data "
+            f"changes ({unstable}), so a fit on a training fold is not covered by the one "
+            "entry it is charged. Give the search an int cv, or cv=IndependentFolds(k) "
+            "(skdpminimax.folds).",
+            PrivacyLeakWarning,
+        )
+    if search.refit and selection_epsilon is None and any(candidate_steps):
+        warnings.warn(
+            "The search chooses its best candidate by noise-free validation scores on the "
+            "private rows: best_params_, and the refitted model that reveals them, are not "
+            "covered by the charge (one row can flip the choice). Pass selection_epsilon "
+            "(with scoring='accuracy') to choose privately, tune on public data, or use "
+            "refit=False.",
+            PrivacyLeakWarning,
+        )
     folds, pinned = _checked_folds(search, X, y, params, n_splits)
-    return _charge(search, budgets, ledger, (X, y, fit_params), folds, pinned)
+    selection = (None if selection_epsilon is None else ExponentialSelection(
+        selection_epsilon, [len(test) for _, test in folds], np.random.default_rng()))
+    return _charge(search, budgets, ledger, (X, y, fit_params), folds, pinned, selection)
 
 
 def _mixes_relations(candidate_steps):
@@ -544,10 +635,11 @@ def _check_folds(search, X, y, fit_params, folds):
                               f"{error}") from error
 
 
-def _charge(search, budgets, ledger, fit_input, folds=(), pinned=None):
+def _charge(search, budgets, ledger, fit_input, folds=(), pinned=None, selection=None):
     """Spend ``budgets`` on ``ledger`` (all or nothing), once the fits' checks passed on
     ``fit_input = (X, y, fit parameters)`` and on each training fold of ``folds``; return
-    the prepaid search (replaying ``pinned`` folds, when given, in place of its cv)."""
+    the prepaid search (replaying ``pinned`` folds, when given, in place of its cv, and
+    choosing its refit with ``selection``, when given)."""
     entries = [(b.epsilon, b.delta) for b in budgets]
     total = ledger.total(spent_budget=ledger.spent_budget + entries)
     if not Budget(ledger.epsilon, ledger.delta) >= total:
@@ -566,6 +658,8 @@ def _charge(search, budgets, ledger, fit_input, folds=(), pinned=None):
     })
     if pinned is not None:
         prepaid_search.set_params(cv=pinned)
+    if selection is not None:
+        prepaid_search.set_params(refit=selection)
     _check_prepaid(prepaid_search, prepaid)
     # The fits' own checks, on the prepaid candidates (whose ledger covers each fit).
     _check_fits(prepaid_search, *fit_input)
@@ -732,6 +826,11 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
     accountant : BudgetAccountant, default=None
         The ledger to charge. ``None``: the accountant the search's private
         estimators share (diffprivlib's default one if they have none).
+    selection_epsilon : float, default=None
+        Budget of a private choice of the candidate to refit (the exponential
+        mechanism; needs ``refit=True`` and ``scoring='accuracy'``), charged as one
+        more entry ``(selection_epsilon, 0)``. ``None``: the choice is made on
+        noise-free scores and is not private (the search warns when it refits).
 
     Attributes
     ----------
@@ -743,7 +842,8 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
     best_params_ : dict
         Parameters of the best candidate.
     best_score_ : float
-        Its mean cross-validated score.
+        Its mean cross-validated score (noise-free; absent with ``selection_epsilon``,
+        as for any callable ``refit``).
     cv_results_ : dict
         The search's results.
     privacy_spent_ : list of budgets
@@ -758,8 +858,10 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
     Notes
     -----
     **Privacy.** See :func:`charge_search`. Tuning on the private data costs the
-    budget of every fit; tuning on public or synthetic data instead costs nothing
-    (see the user guide, "Tuning hyperparameters").
+    budget of every fit, and of the choice (``selection_epsilon``) if the refitted
+    model is to be published; tuning on public or synthetic data instead costs
+    nothing (see the user guide, "Tuning hyperparameters"). An int ``cv`` is drawn
+    as :class:`IndependentFolds`.
 
     Examples
     --------
@@ -772,20 +874,22 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
     >>> X = X / X.max(axis=0)
     >>> ledger = BudgetAccountant()
     >>> grid = GridSearchCV(DPAUCMaximizer(epsilon=1.0, delta=1e-6, data_norm=6.0),
-    ...                     {"alpha": [1e-3, 1e-1]}, cv=2, scoring="roc_auc", n_jobs=2)
-    >>> search = PrivateSearchCV(grid, accountant=ledger).fit(X, y)
-    >>> len(ledger.spent_budget)  # 2 candidates x 2 folds + 1 refit
-    5
+    ...                     {"alpha": [1e-3, 1e-1]}, cv=2, scoring="accuracy", n_jobs=2)
+    >>> search = PrivateSearchCV(grid, accountant=ledger, selection_epsilon=0.5).fit(X, y)
+    >>> len(ledger.spent_budget)  # 2 candidates x 2 folds + 1 refit + 1 choice
+    6
     """
 
     _parameter_constraints = {
         "search": [GridSearchCV, RandomizedSearchCV],
         "accountant": [BudgetAccountant, None],
+        "selection_epsilon": [Interval(Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, search, *, accountant=None):
+    def __init__(self, search, *, accountant=None, selection_epsilon=None):
         self.search = search
         self.accountant = accountant
+        self.selection_epsilon = selection_epsilon
 
     def fit(self, X, y=None, **params):
         """Check the input, charge the search's whole cost, then run it.
@@ -818,7 +922,8 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
         if self.accountant is None:
             ledger = _caller_ledger(self.search, None)
         before = len(ledger.spent_budget)
-        prepaid = _charge_search(self.search, X, y, ledger, params)  # checks, then spends
+        # Checks, then spends.
+        prepaid = _charge_search(self.search, X, y, ledger, params, self.selection_epsilon)
         self.privacy_spent_ = [budget_entry(e, d) for e, d in ledger.spent_budget[before:]]
         # Closes the prepaid ledger and hands best_estimator_ back to `ledger`.
         self.search_ = prepaid.fit(X, y, **params)

@@ -81,7 +81,8 @@ def test_private_search_charges_once_per_fit(data, n_jobs):
     # is charged there
     assert search.best_estimator_.accountant is ledger
     assert not isinstance(search.search_.best_estimator_.accountant, PrepaidLedger)
-    reference = grid_search().fit(X, y)
+    # The int cv was drawn as IndependentFolds; the reference replays those folds.
+    reference = grid_search(cv=search.search_.cv).fit(X, y)
     assert search.best_params_ == reference.best_params_
     np.testing.assert_allclose(search.cv_results_["mean_test_score"],
                                reference.cv_results_["mean_test_score"])
@@ -218,7 +219,7 @@ def test_dask_cluster_charges_once_per_fit(data):
             with pytest.raises(LostLedgerError):
                 plain.fit(X, y)
     assert ledger.spent_budget == expected_entries()
-    assert search.best_params_ == grid_search().fit(X, y).best_params_
+    assert search.best_params_ == grid_search(cv=search.search_.cv).fit(X, y).best_params_
 
 
 def test_pickling_stamps_the_copy_never_the_original(data):
@@ -251,10 +252,10 @@ def test_fixed_seed_in_a_search_warns(data, where):
                               {"dpaucmaximizer__alpha": [1e-3, 1e-2]}, cv=CV, scoring="roc_auc")
     with pytest.warns(PrivacyLeakWarning, match="fixed random_state"):
         charge_search(search, X, y, accountant=BudgetAccountant())
-    clean = grid_search(model(random_state=None))
+    clean = GridSearchCV(model(random_state=None), GRID, cv=CV, scoring="accuracy")
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        charge_search(clean, X, y, accountant=BudgetAccountant())
+        charge_search(clean, X, y, accountant=BudgetAccountant(), selection_epsilon=1.0)
 
 
 # ---- bad input is refused before the search is charged -----------------------------

@@ -1,0 +1,225 @@
+"""A search's folds and its choice of candidate, under the privacy charge.
+
+IndependentFolds keeps each row's fold independent of the others; the search draws an
+int cv with it and warns about splitters not known to be stable. selection_epsilon
+makes the choice of the refitted candidate the exponential mechanism over the
+candidates' correct validation counts, charged as one more entry.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from diffprivlib.accountant import BudgetAccountant
+from diffprivlib.utils import PrivacyLeakWarning
+from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
+
+from skdpminimax import DPAUCMaximizer, DPRobustClassifier
+from skdpminimax.folds import IndependentFolds, unstable_folds_reason
+from skdpminimax.search import PrivateSearchCV, charge_search, search_budgets
+from skdpminimax.selection import ExponentialSelection
+from skdpminimax.solvers import NoisySGDA
+
+GRID = {"alpha": [1e-3, 1.0]}
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 3))
+    y = (X[:, 0] + 0.5 * rng.normal(size=80) > 0).astype(int)
+    return X, y
+
+
+def model(sampler="poisson"):
+    return DPAUCMaximizer(epsilon=1.0, delta=1e-5, data_norm=3.0, pos_ratio=0.5,
+                          solver=NoisySGDA(batch_size=16, n_iter=10, sampler=sampler))
+
+
+def accuracy_search(estimator=None, cv=2, **params):
+    return GridSearchCV(estimator if estimator is not None else model(), GRID, cv=cv,
+                        scoring="accuracy", **params)
+
+
+# ---- IndependentFolds ------------------------------------------------------------------
+
+def test_independent_folds_partition_the_rows():
+    folds = list(IndependentFolds(4, random_state=3).split(np.zeros((500, 2))))
+    assert len(folds) == 4
+    tests = np.concatenate([test for _, test in folds])
+    assert np.array_equal(np.sort(tests), np.arange(500))  # each row tested exactly once
+    for train, test in folds:
+        assert np.array_equal(np.sort(np.concatenate([train, test])), np.arange(500))
+    # uniform draws: each fold's size is Binomial(500, 1/4), sd ~9.7
+    assert all(abs(len(test) - 125) < 45 for _, test in folds)
+
+
+def test_independent_folds_seed_and_fresh_draws():
+    X = np.zeros((200, 1))
+    first = [test for _, test in IndependentFolds(3, random_state=0).split(X)]
+    again = [test for _, test in IndependentFolds(3, random_state=0).split(X)]
+    assert all(np.array_equal(a, b) for a, b in zip(first, again))
+    fresh = IndependentFolds(3)
+    one, two = ([test for _, test in fresh.split(X)] for _ in range(2))
+    assert not all(np.array_equal(a, b) for a, b in zip(one, two))
+
+
+def test_independent_folds_refuse_bad_input():
+    with pytest.raises(ValueError, match="empty fold"):
+        list(IndependentFolds(5, random_state=0).split(np.zeros((2, 1))))
+    for bad in (1, 2.0, True):
+        with pytest.raises(ValueError, match="n_splits"):
+            IndependentFolds(bad)
+    with pytest.raises(ValueError, match="random_state"):
+        IndependentFolds(2, random_state=np.random.RandomState(0))
+
+
+def test_kfold_moves_a_second_row_when_one_is_removed():
+    """Why KFold is flagged under add/remove-one: without row 0, the second fold's
+    training set gains row 5, which was not changed."""
+    rows = np.arange(10)
+    train_full = [set(rows[tr]) for tr, _ in KFold(2).split(rows)]
+    train_less = [set(rows[1:][tr]) for tr, _ in KFold(2).split(rows[1:])]
+    assert len(train_full[1] ^ train_less[1]) == 2
+    assert unstable_folds_reason(KFold(2), add_remove=True) is not None
+
+
+def test_which_splitters_are_stable():
+    assert unstable_folds_reason(IndependentFolds(3), add_remove=True) is None
+    assert unstable_folds_reason(IndependentFolds(3), add_remove=False) is None
+    assert unstable_folds_reason(IndependentFolds(3, random_state=0), add_remove=False) is None
+    assert "fixed random_state" in unstable_folds_reason(IndependentFolds(3, random_state=0),
+                                                         add_remove=True)
+    assert unstable_folds_reason(KFold(3, shuffle=True, random_state=0), add_remove=False) is None
+    assert unstable_folds_reason(StratifiedKFold(3), add_remove=False) is not None
+
+
+# ---- the search's folds ------------------------------------------------------------------
+
+@pytest.mark.parametrize("cv", [2, None])
+def test_an_int_cv_is_drawn_as_independent_folds(data, cv):
+    X, y = data
+    prepaid = charge_search(accuracy_search(cv=cv), X, y, accountant=BudgetAccountant(),
+                            selection_epsilon=1.0)
+    assert isinstance(prepaid.cv.splitter, IndependentFolds)
+    assert prepaid.cv.splitter.n_splits == (5 if cv is None else cv)
+    tests = np.sort(np.concatenate([test for _, test in prepaid.cv.split(X)]))
+    assert np.array_equal(tests, np.arange(len(X)))
+
+
+def test_an_unstable_splitter_warns(data):
+    X, y = data
+    with pytest.warns(PrivacyLeakWarning, match="KFold cuts the rows"):
+        charge_search(accuracy_search(cv=KFold(2)), X, y, accountant=BudgetAccountant(),
+                      selection_epsilon=1.0)
+    with pytest.warns(PrivacyLeakWarning, match="StratifiedKFold is not known"):
+        charge_search(accuracy_search(model("without_replacement"), cv=StratifiedKFold(2)),
+                      X, y, accountant=BudgetAccountant(), selection_epsilon=1.0)
+    # replace-one fits keep their positions under KFold: no warning at all
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        charge_search(accuracy_search(model("without_replacement"), cv=KFold(2)), X, y,
+                      accountant=BudgetAccountant(), selection_epsilon=1.0)
+
+
+# ---- the choice ----------------------------------------------------------------------------
+
+def test_a_noise_free_choice_warns_and_refit_false_does_not(data):
+    X, y = data
+    with pytest.warns(PrivacyLeakWarning, match="noise-free validation scores"):
+        charge_search(accuracy_search(), X, y, accountant=BudgetAccountant())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        charge_search(accuracy_search(refit=False), X, y, accountant=BudgetAccountant())
+
+
+def test_the_choice_is_charged_one_more_entry(data):
+    X, y = data
+    ledger = BudgetAccountant()
+    search = PrivateSearchCV(accuracy_search(), accountant=ledger, selection_epsilon=0.25)
+    search.fit(X, y)
+    assert ledger.spent_budget == [(1.0, 1e-5)] * 5 + [(0.25, 0)]
+    budgets = search_budgets(accuracy_search(), X, y, selection_epsilon=0.25)
+    assert [(b.epsilon, b.delta) for b in budgets] == ledger.spent_budget
+    assert isinstance(search.search_.refit, ExponentialSelection)
+    assert not hasattr(search, "best_score_")  # a callable refit sets none
+    assert search.best_params_ in [{"alpha": a} for a in GRID["alpha"]]
+    assert search.predict(X).shape == (len(X),)
+
+
+@pytest.mark.parametrize("change, match", [
+    (dict(refit=False), "refit=True"),
+    (dict(scoring="roc_auc"), "scoring"),
+    (dict(scoring=None), "scoring"),
+])
+def test_a_choice_the_search_cannot_make_is_refused_before_the_charge(data, change, match):
+    X, y = data
+    ledger = BudgetAccountant()
+    search = GridSearchCV(model(), GRID, cv=2, **{"scoring": "accuracy", **change})
+    with pytest.raises(ValueError, match=match):
+        PrivateSearchCV(search, accountant=ledger, selection_epsilon=1.0).fit(X, y)
+    with pytest.raises(ValueError, match=match):
+        search_budgets(search, X, y, selection_epsilon=1.0)
+    assert ledger.spent_budget == []
+
+
+@pytest.mark.parametrize("epsilon", [0.0, -1.0, np.inf, np.nan, True, "1"])
+def test_a_bad_selection_epsilon_is_refused_before_the_charge(data, epsilon):
+    X, y = data
+    ledger = BudgetAccountant()
+    with pytest.raises((ValueError, TypeError)):
+        charge_search(accuracy_search(), X, y, accountant=ledger, selection_epsilon=epsilon)
+    with pytest.raises((ValueError, TypeError)):
+        PrivateSearchCV(accuracy_search(), accountant=ledger,
+                        selection_epsilon=epsilon).fit(X, y)
+    assert ledger.spent_budget == []
+
+
+def test_utilities_count_correct_validation_rows():
+    results = {"split0_test_score": np.array([0.5, 1.0, np.nan]),
+               "split1_test_score": np.array([0.25, 0.875, 0.75])}
+    selection = ExponentialSelection(1.0, [4, 8], np.random.default_rng(0))
+    np.testing.assert_array_equal(selection.utilities(results), [2 + 2, 4 + 7, 0 + 6])
+
+
+def test_the_choice_follows_the_exponential_mechanism():
+    """Frequencies of the chosen index against exp(epsilon u / 2) / Z, computed here."""
+    results = {"split0_test_score": np.array([0.5, 0.6, 0.8]),
+               "split1_test_score": np.array([0.5, 0.7, 0.6])}
+    sizes = [10, 10]
+    epsilon = 0.4
+    utilities = np.array([10.0, 13.0, 14.0])
+    expected = np.exp(epsilon * utilities / 2)
+    expected /= expected.sum()
+    selection = ExponentialSelection(epsilon, sizes, np.random.default_rng(7))
+    draws = np.array([selection(results) for _ in range(6000)])
+    freq = np.bincount(draws, minlength=3) / len(draws)
+    # binomial sd <= 0.0065: five sd
+    np.testing.assert_allclose(freq, expected, atol=0.033)
+    # a large epsilon picks the best candidate
+    sharp = ExponentialSelection(1e3, sizes, np.random.default_rng(0))
+    assert {sharp(results) for _ in range(50)} == {2}
+
+
+def test_one_row_moves_each_utility_by_at_most_one(data):
+    """Given fitted fold models, removing one row (the other rows keep their folds)
+    changes every candidate's count by at most 1: the mechanism's sensitivity."""
+    X, y = data
+    rng = np.random.default_rng(0)
+    fold = rng.integers(3, size=len(X))
+    models = [[DPRobustClassifier(epsilon=1.0, data_norm=3.0, alpha=a, random_state=k)
+               .fit(X[fold != k], y[fold != k]) for k in range(3)] for a in (1e-3, 1.0)]
+
+    def utilities(keep):
+        sizes = [int(np.sum(keep & (fold == k))) for k in range(3)]
+        results = {f"split{k}_test_score": np.array(
+            [m[k].score(X[keep & (fold == k)], y[keep & (fold == k)]) for m in models])
+            for k in range(3)}
+        return ExponentialSelection(1.0, sizes, rng).utilities(results)
+
+    everyone = np.ones(len(X), bool)
+    full = utilities(everyone)
+    for removed in range(0, len(X), 7):
+        keep = everyone.copy()
+        keep[removed] = False
+        assert np.max(np.abs(utilities(keep) - full)) <= 1
