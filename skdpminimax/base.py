@@ -59,12 +59,12 @@ import scipy.sparse as sp
 from diffprivlib.accountant import BudgetAccountant
 from diffprivlib.utils import PrivacyLeakWarning
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOptions
 from sklearn.utils.validation import _num_samples
 
 from skdpminimax._compat import validate_data
 from skdpminimax.objectives.base import SaddleData
-from skdpminimax.privacy.budget import PrivacyBudget
+from skdpminimax.privacy.budget import MAX_FINITE_EPSILON, PrivacyBudget
 from skdpminimax.privacy.ledger import LedgerGuardMixin
 from skdpminimax.privacy.mechanisms import clip_rows, private_size, row_norms
 from skdpminimax.solvers import resolve_solver
@@ -220,7 +220,10 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
 
     _parameter_constraints = {
         "n_samples_budget": [Interval(Real, 0, 1, closed="neither"), StrOptions({"public"})],
-        "epsilon": [Interval(Real, 0, None, closed="right")],
+        # np.inf is no privacy; a larger finite epsilon protects nothing and the
+        # accountant cannot calibrate it (MAX_FINITE_EPSILON).
+        "epsilon": [Interval(Real, 0, MAX_FINITE_EPSILON, closed="right"),
+                    Options(Real, {np.inf})],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "data_norm": [Interval(Real, 0, None, closed="neither"), None],
         "solver": [str, HasMethods(["solve", "calibrate"])],

@@ -643,9 +643,11 @@ def _charge(search, budgets, ledger, fit_input, folds=(), pinned=None, selection
     entries = [(b.epsilon, b.delta) for b in budgets]
     total = ledger.total(spent_budget=ledger.spent_budget + entries)
     if not Budget(ledger.epsilon, ledger.delta) >= total:
+        own = ledger.total(spent_budget=entries)  # the search alone, for the message
         raise BudgetError(
-            f"The search needs {len(entries)} private fits totalling {tuple(total)}; the "
-            f"accountant has {ledger.remaining()} left. Nothing was spent."
+            f"The search needs {len(entries)} entries totalling {tuple(own)} on their own, "
+            f"{tuple(total)} with what the accountant has spent already: above its budget "
+            f"({ledger.epsilon}, {ledger.delta}). Nothing was spent."
         )
     prepaid = PrepaidLedger(entries, payer=ledger)
     grid_name = "param_grid" if isinstance(search, GridSearchCV) else "param_distributions"

@@ -223,3 +223,12 @@ def test_noise_ratios_are_checked_and_one_ratio_is_the_plain_composition():
     # Equal ratios cost what the same number of plain releases costs.
     assert certified_epsilon(sampler, 1.0, 100, 1e-5, noise_ratios=(1.0, 1.0)) == \
         pytest.approx(certified_epsilon(sampler, 1.0, 100, 1e-5), rel=1e-3)
+
+
+def test_check_epsilon_delta_caps_a_finite_epsilon():
+    from skdpminimax.privacy.budget import MAX_FINITE_EPSILON, check_epsilon_delta
+
+    check_epsilon_delta(MAX_FINITE_EPSILON, 1e-5)
+    check_epsilon_delta(np.inf, 1e-5)
+    with pytest.raises(ValueError, match="at most"):
+        check_epsilon_delta(MAX_FINITE_EPSILON * 10, 1e-5)

@@ -122,7 +122,8 @@ def test_bad_input_fails_before_spending(case, bad):
 @cases
 @pytest.mark.parametrize("params", [{"epsilon": 0}, {"epsilon": -1.0}, {"epsilon": np.nan},
                                     {"delta": 0}, {"delta": 1.0}, {"delta": -1e-5},
-                                    {"delta": np.nan}, {"epsilon": "1"}])
+                                    {"delta": np.nan}, {"epsilon": "1"},
+                                    {"epsilon": 1e7}])  # spent, then overflowed the PLD
 def test_invalid_budget_fails_before_spending(case, params):
     X, y, kw = case.data()
     acc = BudgetAccountant()

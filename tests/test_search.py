@@ -114,6 +114,12 @@ def test_charge_is_all_or_nothing(data):
     with pytest.raises(BudgetError, match="Nothing was spent"):
         charge_search(grid_search(), X, y, accountant=ledger)
     assert ledger.spent_budget == []
+    # the message gives the search's own total, then with what was spent before
+    ledger = BudgetAccountant(epsilon=6.0, delta=1e-3)
+    ledger.spend(2.0, 0.0)
+    with pytest.raises(BudgetError, match=r"totalling \(5\.0, [^)]*\) on their own, \(7\.0"):
+        charge_search(grid_search(), X, y, accountant=ledger)
+    assert ledger.spent_budget == [(2.0, 0.0)]
 
 
 def test_prepaid_ledger_refuses_a_fit_it_did_not_prepay(data):

@@ -15,11 +15,19 @@ from diffprivlib.accountant import BudgetAccountant
 __all__ = ["PrivacyBudget", "check_epsilon_delta", "resolve_accountant"]
 
 
+# Above this a finite epsilon protects nothing, and the accountant's PLD grid (whose
+# interval grows with epsilon to keep its PMFs short) needs GBs from about 1e6 (single-pass
+# NSEG on 20,000 rows: 2.6 GB) and overflows near 7e6: refused before any spend rather
+# than failing after it. np.inf asks for no privacy.
+MAX_FINITE_EPSILON = 1e5
+
+
 def check_epsilon_delta(epsilon, delta):
     """Validate a target ``(epsilon, delta)``; raise a clear error otherwise.
 
-    ``epsilon`` must be a positive real number (``np.inf`` means no privacy) and
-    ``delta`` must lie in the open interval (0, 1).
+    ``epsilon`` must be a positive real number, at most ``MAX_FINITE_EPSILON`` (1e5)
+    unless it is ``np.inf`` (no privacy), and ``delta`` must lie in the open
+    interval (0, 1).
     """
     if isinstance(epsilon, bool) or not isinstance(epsilon, Real) or np.isnan(epsilon):
         raise TypeError(f"epsilon must be a positive real number, got {epsilon!r}.")
@@ -27,6 +35,9 @@ def check_epsilon_delta(epsilon, delta):
         raise TypeError(f"delta must be a real number in (0, 1), got {delta!r}.")
     if epsilon <= 0:
         raise ValueError(f"epsilon must be > 0 (np.inf for no privacy), got {epsilon}.")
+    if MAX_FINITE_EPSILON < epsilon < np.inf:
+        raise ValueError(f"A finite epsilon must be at most {MAX_FINITE_EPSILON:g} (it "
+                         f"protects nothing above; np.inf for no privacy), got {epsilon}.")
     if not 0 < delta < 1:
         raise ValueError(f"delta must be in the open interval (0, 1), got {delta}.")
 

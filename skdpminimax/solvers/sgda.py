@@ -133,8 +133,10 @@ class NoisySGDA(PrivateSolver):
         strong convexity / concavity. Every schedule is fixed before training and
         does not depend on the data, so none changes the privacy guarantee.
     average : {"uniform", "tail", "last"}, default="uniform"
-        Release the average of ``w_1..w_T`` (convex-concave theory), of their
-        second half, or the last iterate (nonconvex theory). Post-processing only.
+        Release the average of the ``T`` iterates the gradients were taken at,
+        ``w_1..w_T`` in the papers' numbering (``w_1`` the start, the last update's
+        ``w_{T+1}`` excluded: convex-concave theory), of their second half, or the
+        last iterate ``w_{T+1}`` (nonconvex theory). Post-processing only.
     sampler : {"poisson", "without_replacement"}, default="poisson"
         Batch sampling; fixes the neighbouring relation (add/remove-one for Poisson,
         replace-one without replacement and for full batch).
