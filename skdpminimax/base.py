@@ -318,6 +318,9 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         # budget fails here, before anything is spent.
         n_samples = X.shape[0]
         probe = self._make_objective(X.shape[1], data_norm, self._public_constants(targets, task_data))
+        # The domain the objective's bounds are proved on (y in {-1, +1}, say).
+        if hasattr(probe, "check_data"):
+            probe.check_data(targets, task_data.get("groups"))
         # (a subclass without the parameter gets its default: a private size)
         size_fraction = getattr(self, "n_samples_budget", DEFAULT_N_SAMPLES_BUDGET)
         size_is_public = size_fraction == "public"

@@ -114,6 +114,67 @@ def test_not_an_objective_raises_before_spending():
     assert not hasattr(DPSaddleEstimator(CoupledMean), "predict")  # unfitted: not available
 
 
+def _auc(n_features, data_norm):
+    from skdpminimax.objectives.auc import SquareLossAUC
+    return SquareLossAUC(n_features, 0.5, data_norm, 10.0, l2_reg=0.1)
+
+
+def _dro(loss):
+    def factory(n_features, data_norm):
+        from skdpminimax.objectives.group_dro import GroupDRO
+        return GroupDRO(n_features, loss, [0.5, 0.5], data_norm, 10.0, dual_reg=0.1, l2_reg=0.1)
+    return factory
+
+
+def _parity(n_features, data_norm):
+    from skdpminimax.objectives.fairness import DemographicParityRegression
+    return DemographicParityRegression(n_features, [0.5, 0.5], data_norm, 5.0, (-1.0, 1.0),
+                                       l2_reg=0.1)
+
+
+def _builtin_cases():
+    from skdpminimax.objectives.losses import LogisticLoss, MultinomialLoss, SquaredLoss
+    pm = np.array([1.0, -1.0] * 10)
+    g = np.array([0, 1] * 10)
+    # (factory, a valid (y, groups), [an invalid (y, groups), the error it gives])
+    return [
+        (_auc, (pm, None), [((np.where(pm > 0, 1e5, -1.0), None), "y in {-1, \\+1}"),
+                            ((np.where(pm > 0, 1.0, 0.0), None), "y in {-1, \\+1}")]),
+        (_dro(LogisticLoss()), (pm, g), [((pm * 3, g), "y in {-1, \\+1}"),
+                                         ((pm, None), "group code per example"),
+                                         ((pm, np.arange(20) % 3), "give 3 groups")]),
+        (_dro(MultinomialLoss(3)), (np.arange(20.0) % 3, g),
+         [((np.arange(20.0) % 4, g), "integer class codes"),
+          ((np.arange(20.0) % 3 + 0.5, g), "integer class codes")]),
+        (_dro(SquaredLoss((-1.0, 1.0))), (np.linspace(-5, 5, 20), g),
+         [((np.linspace(-5, 5, 20), np.arange(20) % 3), "give 3 groups")]),
+        (_parity, (np.linspace(-5, 5, 20), g), [((np.linspace(-5, 5, 20), None), "group code")]),
+    ]
+
+
+@pytest.mark.parametrize("case", range(5))
+@pytest.mark.parametrize("solver", ["sgda", "output_perturbation"])
+def test_builtin_objectives_refuse_targets_outside_their_bounds(case, solver):
+    """The built-in objectives' certified bounds assume y in their domain (y in {-1, +1}
+    for the AUC and logistic losses): one label of 1e5 moved an output-perturbation
+    release 3.5x its calibrated sensitivity. Such y is refused before the spend."""
+    factory, (y_ok, g_ok), bad = _builtin_cases()[case]
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 3)) / 3
+    fit_kw = lambda g: {} if g is None else {"sensitive_features": g}
+    for (y_bad, g_bad), message in bad:
+        acc = BudgetAccountant()
+        est = DPSaddleEstimator(factory, epsilon=1.0, data_norm=1.0, solver=solver,
+                                accountant=acc, n_samples_budget="public")
+        with pytest.raises(ValueError, match=message):
+            est.fit(X, y_bad, **fit_kw(g_bad))
+        assert acc.spent_budget == [] and not hasattr(est, "coef_")
+    acc = BudgetAccountant()
+    DPSaddleEstimator(factory, epsilon=1.0, data_norm=1.0, solver=_gda(5), accountant=acc,
+                      n_samples_budget="public").fit(X, y_ok, **fit_kw(g_ok))
+    assert len(acc.spent_budget) == 1
+
+
 def _materialised(decorator):
     mark = decorator.mark
     return pytest.mark.parametrize(mark.args[0], list(mark.args[1]), **mark.kwargs)

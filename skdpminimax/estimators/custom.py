@@ -86,7 +86,10 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     ``lipschitz()`` and ``strong_convexity()`` too); ``"recursive"`` inherits its base
     solver's. The output-perturbation solvers clip nothing: they rest on all three
     and refuse an objective that does not set ``certified_constants``
-    (:class:`~skdpminimax.objectives.SaddleObjective`). Group labels are treated as
+    (:class:`~skdpminimax.objectives.SaddleObjective`). The objective's
+    ``check_data(y, groups)`` runs before anything is spent: the built-in objectives
+    refuse a ``y`` (or group codes) outside the domain their bounds are proved on
+    (``y`` in ``{-1, +1}`` for ``SquareLossAUC`` and logistic losses). Group labels are treated as
     public; the size is handled as in :mod:`skdpminimax.base` (``n_samples_budget``).
 
     Examples
@@ -125,7 +128,7 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or None
             Passed to the objective as ``data.y``, converted to float64 (``None``
-            if not given).
+            if not given), after the objective's ``check_data``.
         sensitive_features : array-like of shape (n_samples,), default=None
             Passed to the objective as integer codes ``data.groups``.
 

@@ -82,6 +82,12 @@ class SquareLossAUC(SaddleObjective):
     # With y in {+1, -1}: the class weight is s = 1-p (y=1) or p (y=-1), i.e.
     # s = 1/2 + (1/2 - p) y, and the class centre is c = a (y=1) or b (y=-1), i.e.
     # c = (a+b)/2 + (a-b)/2 y. Arithmetic instead of masks keeps a step cheap.
+    def check_data(self, y, groups):
+        """Refuse ``y`` outside ``{-1, +1}``: the class weights and bounds assume it."""
+        if y is None or not np.all((y == 1.0) | (y == -1.0)):
+            raise ValueError("SquareLossAUC needs y in {-1, +1} (its gradient bounds assume "
+                             "it); encode the labels first.")
+
     def prepare(self, data):
         """Precompute the per-example constants ``s_i``, ``s_i y_i`` and ``||x_i||^2``."""
         if data.aux is not None:

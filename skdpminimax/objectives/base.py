@@ -156,6 +156,16 @@ class SaddleObjective(ABC):
         """
         return None
 
+    def check_data(self, y, groups):
+        """Refuse targets or group codes outside the domain the bounds are proved on.
+
+        The estimators call it on the training data before anything is spent: an
+        objective whose :meth:`lipschitz` (or certified constants) assumes, say,
+        ``y`` in ``{-1, +1}`` must refuse any other ``y`` here, or one such example
+        could move the release further than the calibrated sensitivity. Raise
+        ``ValueError``; the default checks nothing.
+        """
+
     def prepare(self, data):
         """Return ``data`` with per-example constants precomputed (default: unchanged).
 
@@ -257,6 +267,9 @@ class RegularizedObjective(SaddleObjective):
 
     def prepare(self, data):
         return self.base.prepare(data)
+
+    def check_data(self, y, groups):
+        return self.base.check_data(y, groups)
 
     def lipschitz(self):
         return self.base.lipschitz()

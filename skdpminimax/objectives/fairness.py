@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from skdpminimax.objectives.base import SaddleObjective
-from skdpminimax.objectives.group_dro import check_group_ratios
+from skdpminimax.objectives.group_dro import check_group_codes, check_group_ratios
 from skdpminimax.objectives.losses import LinearModel, SquaredLoss
 from skdpminimax.sets import Box, L2Ball
 
@@ -159,6 +159,11 @@ class DemographicParityRegression(SaddleObjective):
 
     def _inv_pi_min(self):
         return 1.0 / float(self.group_ratios.min())
+
+    def check_data(self, y, groups):
+        """Finite targets (clipped to the bounds), one group code in ``[0, K)`` each."""
+        self.loss.check_targets(y)
+        check_group_codes(groups, self.n_groups)
 
     def lipschitz(self):
         H, kappa, K = self.model.score_bound, self.model.kappa, self.n_groups

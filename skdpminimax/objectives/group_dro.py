@@ -48,6 +48,18 @@ def check_group_ratios(group_ratios):
     return pi / pi.sum()
 
 
+def check_group_codes(groups, n_groups):
+    """Refuse missing group codes, or codes outside ``[0, n_groups)``: the per-group
+    weights ``1 / pi_g`` the bounds rest on exist for those groups only."""
+    if groups is None:
+        raise ValueError(f"This objective needs a group code per example "
+                         f"(sensitive_features), for its {n_groups} group ratios.")
+    codes = np.asarray(groups)
+    if codes.size and (codes.min() < 0 or codes.max() >= n_groups):
+        raise ValueError(f"sensitive_features give {int(codes.max()) + 1} groups; the "
+                         f"objective's group_ratios have {n_groups}.")
+
+
 class GroupDRO(SaddleObjective):
     """Worst-group risk of a linear model under a per-example loss.
 
@@ -152,6 +164,11 @@ class GroupDRO(SaddleObjective):
 
     def reg_grad(self, w, v):
         return self.l2_reg * w, -self.dual_reg * (v - self.q_center)
+
+    def check_data(self, y, groups):
+        """The loss's target domain, and one group code in ``[0, K)`` per example."""
+        self.loss.check_targets(y)
+        check_group_codes(groups, self.group_ratios.size)
 
     def lipschitz(self):
         H, kappa = self.model.score_bound, self.model.kappa

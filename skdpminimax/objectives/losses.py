@@ -27,6 +27,12 @@ class LogisticLoss:
     # GroupDRO.typical_solution_norm): a logit of 5 is a probability of 0.993.
     typical_score = 5.0
 
+    def check_targets(self, y):
+        """Refuse ``y`` outside ``{-1, +1}``: the gradient bound 1 assumes it."""
+        if y is None or not np.all((y == 1.0) | (y == -1.0)):
+            raise ValueError("LogisticLoss needs y in {-1, +1} (its gradient bound assumes "
+                             "it); encode the labels first.")
+
     def values(self, Z, y):
         return np.logaddexp(0.0, -y * Z[:, 0])
 
@@ -48,6 +54,13 @@ class MultinomialLoss:
 
     def __init__(self, n_classes):
         self.n_outputs = int(n_classes)
+
+    def check_targets(self, y):
+        """Refuse ``y`` that is not an integer class code in ``[0, k)``."""
+        if (y is None or not np.all(np.isfinite(y)) or not np.all(y == np.round(y))
+                or np.any(y < 0) or np.any(y >= self.n_outputs)):
+            raise ValueError(f"MultinomialLoss needs integer class codes y in [0, "
+                             f"{self.n_outputs}); encode the labels first.")
 
     def values(self, Z, y):
         return -np.take_along_axis(log_softmax(Z, axis=1), y.astype(int)[:, None], axis=1)[:, 0]
@@ -82,6 +95,11 @@ class SquaredLoss:
             raise ValueError(f"bounds must satisfy lower <= upper, got {bounds}.")
         self.bounds = (low, high)
         self.target_bound = max(abs(low), abs(high))
+
+    def check_targets(self, y):
+        """Any finite ``y``: targets are clipped to the public ``bounds``."""
+        if y is None or not np.all(np.isfinite(y)):
+            raise ValueError("SquaredLoss needs finite targets y.")
 
     def _residual(self, Z, y):
         return Z[:, 0] - np.clip(y, *self.bounds)
