@@ -24,11 +24,8 @@ GRID = {"alpha": [1e-3, 1.0]}
 
 
 @pytest.fixture(scope="module")
-def data():
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(80, 3))
-    y = (X[:, 0] + 0.5 * rng.normal(size=80) > 0).astype(int)
-    return X, y
+def data(binary_data):
+    return binary_data
 
 
 def model(sampler="poisson"):

@@ -24,11 +24,8 @@ CV = 2
 
 
 @pytest.fixture(scope="module")
-def data():
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(60, 3))
-    y = (X[:, 0] + 0.5 * rng.normal(size=60) > 0).astype(int)
-    return X, y
+def data(binary_data):
+    return binary_data
 
 
 # The searches below fix random_state for reproducible assertions; the warning that
