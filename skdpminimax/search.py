@@ -88,7 +88,11 @@ from skdpminimax.base import DPMinimaxEstimator
 from skdpminimax.folds import IndependentFolds, unstable_folds_reason
 from skdpminimax.privacy.budget import budget_entry, resolve_accountant
 from skdpminimax.privacy.ledger import LedgerGuardMixin, PrepaidLedger, fit_ledger
-from skdpminimax.selection import SELECTION_SCORING, ExponentialSelection
+from skdpminimax.selection import (
+    SELECTION_SCORING,
+    ExponentialSelection,
+    check_selection_epsilon,
+)
 
 __all__ = ["IndependentFolds", "PrepaidGridSearchCV", "PrepaidRandomizedSearchCV",
            "PrivateSearchCV", "charge_search", "search_budgets"]
@@ -273,7 +277,7 @@ def _check_selection(search, selection_epsilon):
     """Refuse, before anything is spent, a private choice the search cannot make."""
     if selection_epsilon is None:
         return
-    ExponentialSelection(selection_epsilon, [], None)  # checks the epsilon
+    check_selection_epsilon(selection_epsilon)
     if search.refit is not True:
         raise ValueError("selection_epsilon chooses the candidate to refit: the search needs "
                          f"refit=True, got refit={search.refit!r}. Nothing was spent.")

@@ -24,11 +24,18 @@ from numbers import Real
 import numpy as np
 from diffprivlib.mechanisms import Exponential
 
-__all__ = ["ExponentialSelection", "SELECTION_SCORING"]
+__all__ = ["ExponentialSelection", "SELECTION_SCORING", "check_selection_epsilon"]
 
 # Scorers whose fold score is the mean of a per-row value in [0, 1], so that
 # fold size * score counts the fold's rows and one row moves the sum by at most 1.
 SELECTION_SCORING = ("accuracy",)
+
+
+def check_selection_epsilon(epsilon):
+    """Refuse a choice's epsilon that is not a positive finite number."""
+    if (not isinstance(epsilon, Real) or isinstance(epsilon, bool)
+            or not 0 < epsilon < math.inf):
+        raise ValueError(f"selection_epsilon must be a positive finite number, got {epsilon!r}.")
 
 
 class ExponentialSelection:
@@ -45,9 +52,7 @@ class ExponentialSelection:
     """
 
     def __init__(self, epsilon, test_sizes, rng):
-        if (not isinstance(epsilon, Real) or isinstance(epsilon, bool)
-                or not 0 < epsilon < math.inf):
-            raise ValueError(f"selection_epsilon must be a positive finite number, got {epsilon!r}.")
+        check_selection_epsilon(epsilon)
         self.epsilon = float(epsilon)
         self.test_sizes = np.asarray(test_sizes, dtype=float)
         self.rng = rng

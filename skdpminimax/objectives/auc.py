@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from skdpminimax.objectives.base import SaddleObjective
+from skdpminimax.objectives.losses import check_plus_minus_one
 from skdpminimax.objectives.scorers import LinearScorer, MLPScorer
 from skdpminimax.privacy.mechanisms import squared_row_norms
 from skdpminimax.sets import Box, L2Ball, ProductSet
@@ -84,9 +85,7 @@ class SquareLossAUC(SaddleObjective):
     # c = (a+b)/2 + (a-b)/2 y. Arithmetic instead of masks keeps a step cheap.
     def check_data(self, y, groups):
         """Refuse ``y`` outside ``{-1, +1}``: the class weights and bounds assume it."""
-        if y is None or not np.all((y == 1.0) | (y == -1.0)):
-            raise ValueError("SquareLossAUC needs y in {-1, +1} (its gradient bounds assume "
-                             "it); encode the labels first.")
+        check_plus_minus_one(y, "SquareLossAUC")
 
     def prepare(self, data):
         """Precompute the per-example constants ``s_i``, ``s_i y_i`` and ``||x_i||^2``."""

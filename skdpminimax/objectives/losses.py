@@ -18,6 +18,13 @@ from skdpminimax.privacy.mechanisms import squared_row_norms
 __all__ = ["LogisticLoss", "MultinomialLoss", "SquaredLoss", "LinearModel"]
 
 
+def check_plus_minus_one(y, owner):
+    """Refuse ``y`` outside ``{-1, +1}``, the labels ``owner``'s bounds assume."""
+    if y is None or not np.all((y == 1.0) | (y == -1.0)):
+        raise ValueError(f"{owner} needs y in {{-1, +1}} (its gradient bounds assume it); "
+                         "encode the labels first.")
+
+
 class LogisticLoss:
     """Binary logistic loss ``log(1 + exp(-y z))`` with ``y`` in ``{-1, +1}``."""
 
@@ -29,9 +36,7 @@ class LogisticLoss:
 
     def check_targets(self, y):
         """Refuse ``y`` outside ``{-1, +1}``: the gradient bound 1 assumes it."""
-        if y is None or not np.all((y == 1.0) | (y == -1.0)):
-            raise ValueError("LogisticLoss needs y in {-1, +1} (its gradient bound assumes "
-                             "it); encode the labels first.")
+        check_plus_minus_one(y, "LogisticLoss")
 
     def values(self, Z, y):
         return np.logaddexp(0.0, -y * Z[:, 0])
