@@ -92,6 +92,7 @@ from skdpminimax.selection import (
     SELECTION_SCORING,
     ExponentialSelection,
     check_selection_epsilon,
+    fold_pair_counts,
 )
 
 __all__ = ["IndependentFolds", "PrepaidGridSearchCV", "PrepaidRandomizedSearchCV",
@@ -212,9 +213,9 @@ def _grids(search):
     return [grid] if isinstance(grid, dict) else list(grid)
 
 
-def _n_splits(search, X, y, groups):
-    cv = check_cv(search.cv, y, classifier=is_classifier(search.estimator))
-    return cv.get_n_splits(X, y, groups)
+def _search_cv(search, y):
+    """The splitter the search's ``fit`` will use."""
+    return check_cv(search.cv, y, classifier=is_classifier(search.estimator))
 
 
 def _fit_budgets(steps):
@@ -255,8 +256,8 @@ def search_budgets(search, X, y=None, *, groups=None, selection_epsilon=None):
     """
     _check_search(search)
     _check_selection(search, selection_epsilon)
-    return _budgets(search, _candidate_steps(search), _n_splits(search, X, y, groups),
-                    selection_epsilon)
+    n_splits = _search_cv(search, y).get_n_splits(X, y, groups)
+    return _budgets(search, _candidate_steps(search), n_splits, selection_epsilon)
 
 
 def _budgets(search, candidate_steps, n_splits, selection_epsilon=None):
@@ -283,10 +284,18 @@ def _check_selection(search, selection_epsilon):
                          f"refit=True, got refit={search.refit!r}. Nothing was spent.")
     if not (isinstance(search.scoring, str) and search.scoring in SELECTION_SCORING):
         raise ValueError(
-            f"selection_epsilon needs scoring in {SELECTION_SCORING} (a mean of per-row "
-            f"values in [0, 1], so that one row moves a candidate's total by at most 1); got "
+            f"selection_epsilon needs scoring in {SELECTION_SCORING} (scores that convert "
+            f"into counts one row moves by at most 1, skdpminimax.selection); got "
             f"scoring={search.scoring!r}. Nothing was spent."
         )
+
+
+def _selection(search, selection_epsilon, y, folds):
+    """The private choice of the refit, for the search's scoring and folds."""
+    pair_counts = fold_pair_counts(y, folds) if search.scoring == "roc_auc" else None
+    return ExponentialSelection(selection_epsilon, [len(test) for _, test in folds],
+                                np.random.default_rng(), scoring=search.scoring,
+                                pair_counts=pair_counts)
 
 
 def _with_private_folds(search):
@@ -422,9 +431,10 @@ def charge_search(search, X, y=None, *, groups=None, accountant=None, selection_
         estimators share (diffprivlib's default one if they have none).
     selection_epsilon : float, default=None
         Choose the candidate to refit privately, with the exponential mechanism over
-        the candidates' correct validation predictions
+        the candidates' correct validation predictions or correctly ordered pairs
         (:class:`~skdpminimax.selection.ExponentialSelection`), charged one more entry
-        ``(selection_epsilon, 0)``. Needs ``refit=True`` and ``scoring='accuracy'``.
+        ``(selection_epsilon, 0)``. Needs ``refit=True`` and ``scoring='accuracy'``
+        (or ``'roc_auc'`` with binary ``y``).
         ``None``: the search chooses by its noise-free scores, with a
         :class:`~diffprivlib.utils.PrivacyLeakWarning` when it refits.
     **params : dict
@@ -519,7 +529,8 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
     fit_params = _estimator_fit_params(search, params)
     # Built once: the budgets and the warnings read the same candidates.
     candidate_steps = _candidate_steps(search)
-    n_splits = _n_splits(search, X, y, groups)
+    cv = _search_cv(search, y)  # resolved once: the count, the checks and the folds
+    n_splits = cv.get_n_splits(X, y, groups)
     budgets = _budgets(search, candidate_steps, n_splits, selection_epsilon)
     ledger = _caller_ledger(search, accountant)
     if _has_fixed_seed(candidate_steps):
@@ -543,8 +554,7 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
             PrivacyLeakWarning,
         )
     add_remove = any(_is_add_remove(step) for steps in candidate_steps for step in steps)
-    unstable = unstable_folds_reason(
-        check_cv(search.cv, y, classifier=is_classifier(search.estimator)), add_remove)
+    unstable = unstable_folds_reason(cv, add_remove)
     if unstable is not None and any(candidate_steps):
         warnings.warn(
             f"The search's folds may change by more than one row when one row of the data "
@@ -558,13 +568,13 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
             "The search chooses its best candidate by noise-free validation scores on the "
             "private rows: best_params_, and the refitted model that reveals them, are not "
             "covered by the charge (one row can flip the choice). Pass selection_epsilon "
-            "(with scoring='accuracy') to choose privately, tune on public data, or use "
-            "refit=False.",
+            "(with scoring='accuracy' or 'roc_auc') to choose privately, tune on public "
+            "data, or use refit=False.",
             PrivacyLeakWarning,
         )
-    folds, pinned = _checked_folds(search, X, y, params, n_splits)
-    selection = (None if selection_epsilon is None else ExponentialSelection(
-        selection_epsilon, [len(test) for _, test in folds], np.random.default_rng()))
+    folds, pinned = _checked_folds(search, cv, X, y, params, n_splits)
+    selection = None if selection_epsilon is None else _selection(
+        search, selection_epsilon, y, folds)
     return _charge(search, budgets, ledger, (X, y, fit_params), folds, pinned, selection)
 
 
@@ -589,11 +599,11 @@ def _same_folds(first, second):
         for (a_train, a_test), (b_train, b_test) in zip(first, second))
 
 
-def _checked_folds(search, X, y, params, n_splits):
+def _checked_folds(search, cv, X, y, params, n_splits):
     """The search's cross-validation folds, drawn as its fit will draw them, and whether
     they must be pinned (replayed to the search) to be the folds that were checked."""
     # A copy: drawing must not advance the RandomState of the caller's splitter.
-    cv = copy.deepcopy(check_cv(search.cv, y, classifier=is_classifier(search.estimator)))
+    cv = copy.deepcopy(cv)
     split_params = _split_params(search, params.get("groups"), params)
     folds = list(cv.split(X, y, **split_params))
     if len(folds) != n_splits:  # the search itself refuses this, after the charge
@@ -834,7 +844,8 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
         estimators share (diffprivlib's default one if they have none).
     selection_epsilon : float, default=None
         Budget of a private choice of the candidate to refit (the exponential
-        mechanism; needs ``refit=True`` and ``scoring='accuracy'``), charged as one
+        mechanism; needs ``refit=True`` and ``scoring`` ``'accuracy'`` or ``'roc_auc'``),
+        charged as one
         more entry ``(selection_epsilon, 0)``. ``None``: the choice is made on
         noise-free scores and is not private (the search warns when it refits).
 

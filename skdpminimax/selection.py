@@ -8,14 +8,28 @@ row can flip it. :class:`ExponentialSelection` makes the choice
 :func:`~skdpminimax.search.charge_search` when given ``selection_epsilon``.
 
 The argument. Every fit of the search is charged as a release, so the fitted models
-may be taken as published; given them, candidate ``c``'s utility is its number of
-correct validation predictions, summed over the folds, ``u_c = sum_k n_k acc_ck``.
-Each row is a validation row of one fold only (the folds come from
-:class:`~skdpminimax.folds.IndependentFolds` or another splitter stable under the
-relation), so adding, removing or replacing one row changes each ``u_c`` by at most 1:
-the exponential mechanism with sensitivity 1 is ``epsilon``-DP for either relation
-(not monotone under replace-one, hence ``exp(epsilon u / 2)``), and the accountant
-composes it with the fits.
+may be taken as published; given them, candidate ``c``'s utility is a sum over the folds
+of a per-fold count that one row moves by at most 1. Each row is a validation row of one
+fold only (the folds come from :class:`~skdpminimax.folds.IndependentFolds` or another
+splitter stable under the relation), so adding, removing or replacing one row changes
+each ``u_c`` by at most 1: the exponential mechanism with sensitivity 1 is
+``epsilon``-DP for either relation (not monotone under replace-one, hence
+``exp(epsilon u / 2)``), and the accountant composes it with the fits.
+
+The per-fold counts (``n_k`` validation rows in fold ``k``):
+
+- ``scoring="accuracy"``: the correct predictions, ``n_k acc_ck``. One row adds,
+  removes or changes one prediction.
+- ``scoring="roc_auc"`` (binary targets): ``U_ck / max(n_k - 1, 1)``, with
+  ``U_ck = n_k^+ n_k^- AUC_ck`` the Mann-Whitney count of correctly ordered
+  (positive, negative) pairs, ties counting 1/2. Replacing one row changes only the
+  pairs it is in, at most ``n_k - 1``, and each by at most 1. Adding a row to a fold of
+  ``n`` rows adds ``c`` in ``[0, n]`` pairs: ``(U + c) / n - U / (n - 1)`` lies in
+  ``[-U / (n (n - 1)), 1]``, and ``U <= n^2 / 4`` keeps the lower end above ``-1/2``
+  for ``n >= 2`` (from ``n = 1``, ``U = 0``: at most ``c <= 1``). Removing is the
+  reverse. So the utility is ``sum_k n_k^+ n_k^- AUC_ck / (n_k - 1)``, about
+  ``n AUC_c p (1 - p)``: between two candidates a difference of AUC counts
+  ``p (1 - p)`` times what the same difference of accuracy counts.
 """
 
 import math
@@ -24,11 +38,12 @@ from numbers import Real
 import numpy as np
 from diffprivlib.mechanisms import Exponential
 
-__all__ = ["ExponentialSelection", "SELECTION_SCORING", "check_selection_epsilon"]
+__all__ = ["ExponentialSelection", "SELECTION_SCORING", "check_selection_epsilon",
+           "fold_pair_counts"]
 
-# Scorers whose fold score is the mean of a per-row value in [0, 1], so that
-# fold size * score counts the fold's rows and one row moves the sum by at most 1.
-SELECTION_SCORING = ("accuracy",)
+# Scorers whose fold score converts into a count that one row moves by at most 1
+# (module docstring).
+SELECTION_SCORING = ("accuracy", "roc_auc")
 
 
 def check_selection_epsilon(epsilon):
@@ -39,7 +54,7 @@ def check_selection_epsilon(epsilon):
 
 
 class ExponentialSelection:
-    """``refit`` callable: the exponential mechanism over the candidates' correct counts.
+    """``refit`` callable: the exponential mechanism over the candidates' fold counts.
 
     Parameters
     ----------
@@ -49,20 +64,38 @@ class ExponentialSelection:
         Number of validation rows of each fold, in the search's split order.
     rng : numpy.random.Generator
         Source of the mechanism's randomness.
+    scoring : {"accuracy", "roc_auc"}, default="accuracy"
+        The search's scoring; fixes how a fold's score becomes a count (module
+        docstring).
+    pair_counts : sequence of int, default=None
+        ``n_k^+ n_k^-`` of each fold (its pairs of validation rows of different
+        classes); needed for ``scoring="roc_auc"``. See :func:`fold_pair_counts`.
     """
 
-    def __init__(self, epsilon, test_sizes, rng):
+    def __init__(self, epsilon, test_sizes, rng, *, scoring="accuracy", pair_counts=None):
         check_selection_epsilon(epsilon)
+        if scoring not in SELECTION_SCORING:
+            raise ValueError(f"scoring must be one of {SELECTION_SCORING}, got {scoring!r}.")
+        if scoring == "roc_auc" and (pair_counts is None
+                                     or len(pair_counts) != len(test_sizes)):
+            raise ValueError("scoring='roc_auc' needs pair_counts, one per fold.")
         self.epsilon = float(epsilon)
         self.test_sizes = np.asarray(test_sizes, dtype=float)
         self.rng = rng
+        self.scoring = scoring
+        self.pair_counts = None if pair_counts is None else np.asarray(pair_counts, dtype=float)
 
     def utilities(self, cv_results):
-        """Each candidate's correct validation predictions, summed over the folds."""
+        """Each candidate's per-fold counts (module docstring), summed over the folds."""
         scores = np.column_stack([np.asarray(cv_results[f"split{k}_test_score"], dtype=float)
                                   for k in range(len(self.test_sizes))])
-        # A failed fit (error_score=nan) counts no correct prediction.
-        return np.rint(np.nan_to_num(scores, nan=0.0) * self.test_sizes).sum(axis=1)
+        # A failed fit or score (error_score=nan) counts nothing.
+        scores = np.nan_to_num(scores, nan=0.0)
+        if self.scoring == "accuracy":
+            return np.rint(scores * self.test_sizes).sum(axis=1)
+        # U = AUC n+ n- is a multiple of 1/2 (ties count half): undo the float rounding.
+        pairs = np.rint(2.0 * scores * self.pair_counts) / 2.0
+        return (pairs / np.maximum(self.test_sizes - 1.0, 1.0)).sum(axis=1)
 
     def __call__(self, cv_results):
         mechanism = Exponential(epsilon=self.epsilon, sensitivity=1.0,
@@ -71,4 +104,30 @@ class ExponentialSelection:
         return int(mechanism.randomise())
 
     def __repr__(self):
-        return f"ExponentialSelection(epsilon={self.epsilon!r}, n_splits={len(self.test_sizes)})"
+        return (f"ExponentialSelection(epsilon={self.epsilon!r}, scoring={self.scoring!r}, "
+                f"n_splits={len(self.test_sizes)})")
+
+
+def fold_pair_counts(y, folds):
+    """``n_k^+ n_k^-`` of each fold's validation rows, for ``scoring="roc_auc"``.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Binary targets (two distinct values).
+    folds : sequence of (train, test) index arrays
+
+    Returns
+    -------
+    list of int
+    """
+    y = np.asarray(y)
+    classes = np.unique(y)
+    if y.ndim != 1 or len(classes) != 2:
+        raise ValueError("scoring='roc_auc' for a private choice needs binary targets; got "
+                         f"{len(classes)} distinct values. Nothing was spent.")
+    counts = []
+    for _, test in folds:
+        positives = int(np.sum(y[test] == classes[1]))
+        counts.append(positives * (len(test) - positives))
+    return counts

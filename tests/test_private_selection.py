@@ -3,7 +3,8 @@
 IndependentFolds keeps each row's fold independent of the others; the search draws an
 int cv with it and warns about splitters not known to be stable. selection_epsilon
 makes the choice of the refitted candidate the exponential mechanism over the
-candidates' correct validation counts, charged as one more entry.
+candidates' correct validation counts (or correctly ordered pairs, for ROC AUC), charged
+as one more entry.
 """
 
 import warnings
@@ -17,7 +18,7 @@ from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 from skdpminimax import DPAUCMaximizer, DPRobustClassifier
 from skdpminimax.folds import IndependentFolds, unstable_folds_reason
 from skdpminimax.search import PrivateSearchCV, charge_search, search_budgets
-from skdpminimax.selection import ExponentialSelection
+from skdpminimax.selection import ExponentialSelection, fold_pair_counts
 from skdpminimax.solvers import NoisySGDA
 
 GRID = {"alpha": [1e-3, 1.0]}
@@ -146,7 +147,7 @@ def test_the_choice_is_charged_one_more_entry(data):
 
 @pytest.mark.parametrize("change, match", [
     (dict(refit=False), "refit=True"),
-    (dict(scoring="roc_auc"), "scoring"),
+    (dict(scoring="balanced_accuracy"), "scoring"),
     (dict(scoring=None), "scoring"),
 ])
 def test_a_choice_the_search_cannot_make_is_refused_before_the_charge(data, change, match):
@@ -220,3 +221,88 @@ def test_one_row_moves_each_utility_by_at_most_one(data):
         keep = everyone.copy()
         keep[removed] = False
         assert np.max(np.abs(utilities(keep) - full)) <= 1
+
+
+# ---- the choice by ROC AUC -------------------------------------------------------------
+
+def _pairs_in_order(scores, labels):
+    """Mann-Whitney count, computed pair by pair: positive above negative 1, tie 1/2."""
+    pos, neg = scores[labels == 1], scores[labels != 1]
+    diff = pos[:, None] - neg[None, :]
+    return float(np.sum(diff > 0) + 0.5 * np.sum(diff == 0))
+
+
+def test_auc_utilities_are_ordered_pairs_over_fold_size_minus_one():
+    rng = np.random.default_rng(4)
+    y = rng.choice([-1, 1], size=60)
+    folds = [(None, np.arange(0, 25)), (None, np.arange(25, 60))]
+    scores = [np.round(rng.normal(size=60), 1), rng.normal(size=60)]  # the first with ties
+    from sklearn.metrics import roc_auc_score
+    results = {f"split{k}_test_score": np.array([roc_auc_score(y[test], s[test])
+                                                 for s in scores])
+               for k, (_, test) in enumerate(folds)}
+    selection = ExponentialSelection(1.0, [25, 35], rng, scoring="roc_auc",
+                                     pair_counts=fold_pair_counts(y, folds))
+    expected = [sum(_pairs_in_order(s[test], y[test]) / (len(test) - 1) for _, test in folds)
+                for s in scores]
+    np.testing.assert_allclose(selection.utilities(results), expected, rtol=1e-12)
+
+
+def test_one_row_moves_each_auc_utility_by_at_most_one(data):
+    """Fitted fold models fixed; remove a row, or replace it by a row of the other class
+    (its fold kept): every candidate's AUC utility moves by at most 1."""
+    from sklearn.metrics import roc_auc_score
+    X, y = data
+    rng = np.random.default_rng(1)
+    fold = rng.integers(3, size=len(X))
+    models = [[DPAUCMaximizer(epsilon=1.0, data_norm=3.0, pos_ratio=0.5, alpha=a,
+                              random_state=k).fit(X[fold != k], y[fold != k])
+               for k in range(3)] for a in (1e-3, 1.0)]
+    margins = [[m.decision_function(X) for m in candidate] for candidate in models]
+
+    def utilities(keep, labels):
+        folds = [(None, np.flatnonzero(keep & (fold == k))) for k in range(3)]
+        results = {f"split{k}_test_score": np.array(
+            [roc_auc_score(labels[test], m[k][test]) for m in margins])
+            for k, (_, test) in enumerate(folds)}
+        return ExponentialSelection(1.0, [len(t) for _, t in folds], rng, scoring="roc_auc",
+                                    pair_counts=fold_pair_counts(labels, folds)
+                                    ).utilities(results)
+
+    everyone = np.ones(len(X), bool)
+    full = utilities(everyone, y)
+    largest = 0.0
+    for row in range(0, len(X), 5):
+        keep = everyone.copy()
+        keep[row] = False
+        flipped = y.copy()
+        flipped[row] = y.max() if y[row] == y.min() else y.min()
+        for moved in (utilities(keep, y), utilities(everyone, flipped)):
+            largest = max(largest, np.max(np.abs(moved - full)))
+    assert largest <= 1.0
+    assert largest > 0.1  # the rows do move it: the bound is not met vacuously
+
+
+def test_a_search_chooses_by_auc_privately(data):
+    X, y = data
+    ledger = BudgetAccountant()
+    grid = GridSearchCV(model(), GRID, cv=2, scoring="roc_auc")
+    search = PrivateSearchCV(grid, accountant=ledger, selection_epsilon=0.5).fit(X, y)
+    assert ledger.spent_budget == [(1.0, 1e-5)] * 5 + [(0.5, 0)]
+    selection = search.search_.refit
+    assert isinstance(selection, ExponentialSelection) and selection.scoring == "roc_auc"
+    assert selection.pair_counts.sum() <= np.sum(y == 1) * np.sum(y != 1)
+    assert search.best_params_ in [{"alpha": a} for a in GRID["alpha"]]
+
+
+def test_auc_choice_refuses_targets_that_are_not_binary_before_the_charge(data):
+    X, y = data
+    ledger = BudgetAccountant()
+    three = np.where(np.arange(len(y)) % 3 == 0, 2, y)
+    grid = GridSearchCV(DPRobustClassifier(epsilon=1.0, data_norm=3.0), GRID, cv=2,
+                        scoring="roc_auc")
+    with pytest.raises(ValueError, match="binary targets"):
+        PrivateSearchCV(grid, accountant=ledger, selection_epsilon=0.5).fit(X, three)
+    assert ledger.spent_budget == []
+    with pytest.raises(ValueError, match="pair_counts"):
+        ExponentialSelection(1.0, [3, 3], np.random.default_rng(0), scoring="roc_auc")
