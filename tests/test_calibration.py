@@ -18,6 +18,8 @@ from skdpminimax.privacy import (
     certified_epsilon,
     split_noise_multiplier,
 )
+from skdpminimax.privacy import calibration
+from skdpminimax.privacy.samplers import make_sampler
 
 
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 8.0])
@@ -232,3 +234,20 @@ def test_check_epsilon_delta_caps_a_finite_epsilon():
     check_epsilon_delta(np.inf, 1e-5)
     with pytest.raises(ValueError, match="at most"):
         check_epsilon_delta(MAX_FINITE_EPSILON * 10, 1e-5)
+
+
+@pytest.mark.parametrize("n, m, steps, z, ratios", [
+    (178, 16, 10, 3.0, (1.0,)),        # best order ~ 10
+    (5000, 64, 78, 10.0, (1.0, 2.0)),  # best order ~ 100, two kinds of release
+])
+def test_without_replacement_rdp_on_a_window_of_orders_equals_all_orders(
+        monkeypatch, n, m, steps, z, ratios):
+    """The window only skips orders: the bound stays valid (any orders give one) and,
+    around the Poisson run's best order, equals the bound over every order."""
+    sampler = make_sampler("without_replacement", n, m)
+    window = calibration._rdp_orders(sampler, z, steps, 1e-5, ratios)
+    assert set(window) < set(calibration._RDP_ORDERS)
+    windowed = certified_epsilon(sampler, z, steps, 1e-5, "rdp", noise_ratios=ratios)
+    monkeypatch.setattr(calibration, "_rdp_orders", lambda *args: calibration._RDP_ORDERS)
+    every = certified_epsilon(sampler, z, steps, 1e-5, "rdp", noise_ratios=ratios)
+    assert windowed == pytest.approx(every, rel=1e-12)
