@@ -63,6 +63,10 @@ def _bad_inputs(case):
         out["one-class"] = ((X, np.ones(n, dtype=int), kw), ValueError, "2 classes")
     else:
         out["string-target"] = ((X, np.array(["u"] * n), kw), ValueError, "convert|numeric")
+        # numbers as strings pass scikit-learn's NaN check; "inf" / "nan" become non-finite
+        for word in ("inf", "nan"):
+            text = np.where(np.arange(n) == 4, word, y.astype(str))
+            out[f"string-{word}-target"] = ((X, text, kw), ValueError, "NaN or infinity")
     if case.task == "binary" and case.make.__name__ == "DPAUCMaximizer":
         out["three-classes"] = ((X, np.arange(n) % 3, kw), ValueError, "binary")
     if case.groups:

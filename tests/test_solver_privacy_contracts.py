@@ -584,3 +584,71 @@ def test_a_base_solver_answering_the_wrong_shape_does_not_fail_after_the_spend()
     res = OutputPerturbation(base_solver=Malformed()).solve(objective, data, INF,
                                                             np.random.default_rng(0))
     assert res.w.shape == (4,) and res.v.shape == (3,)
+
+
+# ---- clipping survives rows where the objective blows up ----------------------------------
+
+@pytest.mark.parametrize("clip", [2.0, np.array([1.0, 4.0, 0.5])])
+def test_clipped_sum_keeps_each_row_in_the_clip_even_when_it_overflows(clip):
+    """A row with inf or NaN counts as zero; a finite row whose squares overflow is
+    clipped exactly. Before, one such row made the whole sum NaN."""
+    from skdpminimax.privacy.mechanisms import clipped_sum
+    c = np.broadcast_to(np.asarray(clip, dtype=float), (3,))
+    rows = np.array([[1.0, 2.0, 0.5], [np.inf, 1.0, 0.0], [np.nan, 0.0, 0.0],
+                     [1e300, -1e300, 0.0], [0.1, 0.0, -0.2]])
+    total = clipped_sum(rows, clip)
+    assert np.all(np.isfinite(total))
+
+    def whitened_norm(row):  # scaled by the largest entry, so no square overflows
+        peak = np.max(np.abs(row / c))
+        return peak * np.linalg.norm(row / c / peak)
+
+    expected = np.zeros(3)
+    for row in rows[[0, 3, 4]]:
+        expected += row * min(1.0, 1.0 / whitened_norm(row))
+    np.testing.assert_allclose(total, expected, rtol=1e-12)
+    # each row alone stays within the clip (whitened), the overflowing one at its edge
+    for row in rows:
+        alone = clipped_sum(row[None, :], clip)
+        assert np.linalg.norm(alone / c) <= 1.0 + 1e-12
+    np.testing.assert_allclose(np.linalg.norm(clipped_sum(rows[[3]], clip) / c), 1.0)
+
+
+class _UnboundedLeastSquares(SaddleObjective):
+    """(x.w - y) x: no finite gradient bound, so privacy comes from the solver's clip."""
+
+    def __init__(self, n_features, data_norm):
+        self.n_features = n_features
+
+    def init_params(self, rng=None):
+        return np.zeros(3), np.zeros(1)
+
+    def per_example_values(self, w, v, data):
+        return 0.5 * (data.X @ w - data.y) ** 2
+
+    def per_example_grads(self, w, v, data):
+        r = data.X @ w - data.y
+        return r[:, None] * data.X, np.zeros((data.n_samples, 1))
+
+    @property
+    def primal_set(self):
+        return L2Ball(10.0)
+
+    @property
+    def dual_set(self):
+        return L2Ball(1.0)
+
+    def lipschitz(self):
+        return np.inf, 1.0
+
+
+def test_one_extreme_target_does_not_turn_a_clipped_release_into_nan():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = X @ np.array([0.5, -0.5, 0.25]) + 0.1 * rng.normal(size=200)
+    y[7] = -1.7e308  # its gradient overflows to -inf at the first step
+    est = DPSaddleEstimator(_UnboundedLeastSquares, epsilon=1.0, delta=1e-5,
+                            data_norm=3.0, solver="sgda", random_state=0,
+                            accountant=BudgetAccountant())
+    est.fit(X, y)
+    assert np.all(np.isfinite(est.coef_))

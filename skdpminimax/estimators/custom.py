@@ -156,6 +156,11 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{type(self).__name__} hands y to the objective as numbers; "
                              f"could not convert y to float: {exc}") from exc
+        # scikit-learn's check looks for float NaN only; strings like "nan" or "inf"
+        # become non-finite numbers here.
+        if not np.all(np.isfinite(y)):
+            raise ValueError(f"{type(self).__name__}: y contains NaN or infinity after its "
+                             "conversion to float. Nothing was spent.")
         return y, {"groups": codes}
 
     def _public_constants(self, targets, task_data):

@@ -189,6 +189,9 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         if y.ndim != 1:
             raise ValueError(f"{type(self).__name__} needs a 1-D target, got shape {y.shape}.")
         y = y.astype(np.float64)
+        if not np.all(np.isfinite(y)):  # strings such as "inf" pass scikit-learn's check
+            raise ValueError(f"{type(self).__name__}: y contains NaN or infinity after its "
+                             "conversion to float. Nothing was spent.")
         self.bounds_ = self._resolve_bounds(y)
         if sensitive_features is None:
             if self.group_ratios is not None:

@@ -25,7 +25,7 @@ import numpy as np
 from skdpminimax.objectives.base import SaddleObjective
 from skdpminimax.objectives.losses import check_plus_minus_one
 from skdpminimax.objectives.scorers import LinearScorer, MLPScorer
-from skdpminimax.privacy.mechanisms import squared_row_norms
+from skdpminimax.privacy.mechanisms import clip_factors, squared_row_norms
 from skdpminimax.sets import Box, L2Ball, ProductSet
 
 __all__ = ["SquareLossAUC"]
@@ -127,7 +127,7 @@ class SquareLossAUC(SaddleObjective):
         theta, _, _, _, g_h, g_centre, g_alpha = self._grad_parts(w, v, data)
         grad_h_norms = self.scorer.grad_norms(theta, data.X, data.aux[:, 2])
         norms = np.hypot(g_h * grad_h_norms, g_centre)  # hypot: no overflow
-        scale = np.minimum(1.0, clip_w / np.maximum(norms, 1e-300))
+        scale = clip_factors(norms, clip_w)
         sw = np.empty(self.n_theta + 2)
         sw[: self.n_theta] = self.scorer.weighted_grad_sum(theta, data.X, g_h * scale)
         centre = g_centre * scale

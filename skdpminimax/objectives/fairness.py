@@ -30,6 +30,7 @@ import numpy as np
 from skdpminimax.objectives.base import SaddleObjective
 from skdpminimax.objectives.group_dro import check_group_codes, check_group_ratios
 from skdpminimax.objectives.losses import LinearModel, SquaredLoss
+from skdpminimax.privacy.mechanisms import clip_factors
 from skdpminimax.sets import Box, L2Ball
 
 __all__ = ["DemographicParityRegression"]
@@ -118,7 +119,7 @@ class DemographicParityRegression(SaddleObjective):
         Z, s, inv_pi = self._parts(w, v, data)
         G = self.loss.score_grads(Z, data.y) + s[:, None]
         norms = np.abs(G[:, 0]) * self.model.row_norms(data.X)
-        scale = np.minimum(1.0, clip_w / np.maximum(norms, 1e-300))
+        scale = clip_factors(norms, clip_w)
         sw = self.model.weighted_grad_sum(data.X, G * scale[:, None])
         # An example's dual gradient is (a, -a) with a = h (e_g / pi_g - 1): its norm
         # after dividing by the clips c (one scalar, or one per coordinate from
@@ -130,7 +131,7 @@ class DemographicParityRegression(SaddleObjective):
         k = clips[:K] ** -2.0 + clips[K:] ** -2.0
         h = Z[:, 0]
         wnorm = np.abs(h) * np.sqrt(((inv_pi - 1.0) ** 2 - 1.0) * k[data.groups] + k.sum())
-        hc = h * np.minimum(1.0, 1.0 / np.maximum(wnorm, 1e-300))
+        hc = h * clip_factors(wnorm, 1.0)
         gplus = np.bincount(data.groups, weights=hc * inv_pi, minlength=K) - hc.sum()
         return sw, np.concatenate([gplus, -gplus])
 

@@ -29,6 +29,7 @@ from skdpminimax.objectives.losses import (
     MultinomialLoss,
     SquaredLoss,
 )
+from skdpminimax.privacy.mechanisms import clip_factors
 from skdpminimax.sets import L2Ball, Simplex
 
 __all__ = ["GroupDRO", "check_group_ratios"]
@@ -149,7 +150,7 @@ class GroupDRO(SaddleObjective):
         losses, G, weight, inv_pi = self._parts(w, v, data)
         coef = weight[:, None] * G
         norms = np.linalg.norm(coef, axis=1) * self.model.row_norms(data.X)
-        scale = np.minimum(1.0, clip_w / np.maximum(norms, 1e-300))
+        scale = clip_factors(norms, clip_w)
         sw = self.model.weighted_grad_sum(data.X, coef * scale[:, None])
         # One scalar clip, or one per group (typical_dual_clips): an example's dual
         # gradient is its group's coordinate only, so the ellipsoidal clip is a min.

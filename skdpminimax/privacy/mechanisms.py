@@ -10,8 +10,8 @@ import numpy as np
 import scipy.sparse as sp
 from diffprivlib.mechanisms import Geometric, GeometricTruncated
 
-__all__ = ["clip_rows", "clipped_sum", "private_count", "private_size", "row_norms",
-           "squared_row_norms"]
+__all__ = ["clip_factors", "clip_rows", "clipped_sum", "private_count", "private_size",
+           "row_norms", "squared_row_norms"]
 
 
 def clip_rows(X, max_norm):
@@ -69,6 +69,30 @@ def squared_row_norms(X):
     return np.einsum("ij,ij->i", X, X)
 
 
+def clip_factors(norms, bound):
+    """``min(1, bound / norm)`` per row, and 0 where the norm is not finite.
+
+    A row whose norm overflowed or is NaN (an objective evaluated where it blows up)
+    then contributes nothing, which is inside the clip: one such row must not turn
+    the whole release into NaN, an output that would reveal it.
+    """
+    norms = np.asarray(norms, dtype=float)
+    with np.errstate(invalid="ignore"):
+        factors = np.minimum(1.0, bound / np.maximum(norms, 1e-300))
+    return np.where(np.isfinite(norms), factors, 0.0)
+
+
+def _row_norms(rows):
+    """L2 norm of each (finite) row, without overflow for entries near the float range."""
+    with np.errstate(over="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    big = ~np.isfinite(norms)
+    if big.any():  # rescale by the largest entry: exact where the squares overflow
+        peak = np.abs(rows[big]).max(axis=1)
+        norms[big] = peak * np.linalg.norm(rows[big] / peak[:, None], axis=1)
+    return norms
+
+
 def clipped_sum(per_example, max_norm):
     """Sum of the rows of ``per_example`` after clipping each to L2 norm ``max_norm``.
 
@@ -80,18 +104,17 @@ def clipped_sum(per_example, max_norm):
     divided by ``c`` changes by at most 1 (2 when replaced); noise ``N(0, diag(c)^2)``
     times the scalar case's multiplier gives the same Gaussian mechanism (divide by
     ``c``, add isotropic noise, multiply back: post-processing).
+
+    A row with an infinite or NaN entry counts as zero (:func:`clip_factors`).
     """
+    if np.ndim(max_norm) == 0 and not math.isfinite(max_norm):
+        return per_example.sum(axis=0)
+    finite = np.all(np.isfinite(per_example), axis=1)
+    rows = per_example if finite.all() else np.where(finite[:, None], per_example, 0.0)
     if np.ndim(max_norm) == 0:
-        if not math.isfinite(max_norm):
-            return per_example.sum(axis=0)
-        sq = np.einsum("ij,ij->i", per_example, per_example)
-        scale = np.minimum(1.0, max_norm / np.sqrt(np.maximum(sq, 1e-300)))
-        return scale @ per_example
-    c = check_coordinate_clips(max_norm, per_example.shape[1])
-    whitened = per_example / c
-    sq = np.einsum("ij,ij->i", whitened, whitened)
-    scale = np.minimum(1.0, 1.0 / np.sqrt(np.maximum(sq, 1e-300)))
-    return scale @ per_example
+        return clip_factors(_row_norms(rows), max_norm) @ rows
+    c = check_coordinate_clips(max_norm, rows.shape[1])
+    return clip_factors(_row_norms(rows / c), 1.0) @ rows
 
 
 def check_coordinate_clips(clips, dim):
