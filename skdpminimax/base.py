@@ -50,6 +50,7 @@ from the data) above ``MAX_DATA_NORM`` is refused before anything is spent, sinc
 objectives' scores and squared losses would overflow.
 """
 
+import math
 import warnings
 from contextvars import ContextVar
 from numbers import Real
@@ -69,7 +70,7 @@ from skdpminimax.privacy.ledger import LedgerGuardMixin
 from skdpminimax.privacy.mechanisms import clip_rows, private_size, row_norms
 from skdpminimax.solvers import resolve_solver
 
-__all__ = ["DPMinimaxEstimator", "resolve_rng", "shared_parameter_docs"]
+__all__ = ["DPMinimaxEstimator", "resolve_rng", "shared_parameter_docs", "warn_if_replayable"]
 
 # Largest row-norm bound the objectives' float64 arithmetic handles (scores and their
 # squares stay finite); larger data must be rescaled.
@@ -91,7 +92,12 @@ _SHARED_PARAMETER_DOCS = """    n_samples_budget : float in (0, 1) or "public", 
         Seeds the single ``numpy.random.Generator`` used by the fit. The privacy
         guarantee is over secret, fresh randomness: leave it ``None`` for a release.
         A fixed seed makes fits reproducible (for experiments) and gives every fit
-        with it the same noise, so such fits' budgets do not compose.
+        with it the same noise, so such fits' budgets do not compose. The fitted
+        estimator keeps this parameter (``get_params()``, pickles): whoever knows the
+        seed, or holds a ``Generator`` / ``RandomState`` passed here (its state
+        replays the draws), can rerun the fit on candidate data sets and see which
+        reproduces the model exactly. A private fit given a ``Generator`` or
+        ``RandomState`` therefore warns (``PrivacyLeakWarning``).
 """
 
 
@@ -126,8 +132,22 @@ def resolve_rng(random_state):
     if isinstance(random_state, np.random.Generator):
         return random_state
     if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
+        # 128 bits: one 31-bit draw left only 2^31 noise streams to search.
+        return np.random.default_rng(random_state.randint(0, 2**32, size=4, dtype=np.uint64))
     return np.random.default_rng(random_state)
+
+
+def warn_if_replayable(random_state, epsilon):
+    """Warn, for a private fit, when the estimator will keep the state of its noise."""
+    if (isinstance(random_state, (np.random.Generator, np.random.RandomState))
+            and not math.isinf(epsilon)):
+        warnings.warn(
+            f"random_state is a numpy {type(random_state).__name__}: the fitted estimator "
+            "keeps it (get_params(), pickles), and its state replays the fit's noise, so "
+            "anyone holding the model can tell its training set from a neighbour. Leave "
+            "random_state=None for a model you release.",
+            PrivacyLeakWarning,
+        )
 
 
 # Set by DPMinimaxEstimator._check_fit: "all" stops a fit before its spend, "rows"
@@ -335,6 +355,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         if _CHECK_ONLY.get():  # _check_fit: every check passed; stop before the spend
             return None
 
+        warn_if_replayable(self.random_state, budget.epsilon)
         accountant.spend(budget.epsilon, budget.delta)
         rng = resolve_rng(self.random_state)
         size = (n_samples if size_budget is None

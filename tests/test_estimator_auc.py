@@ -199,8 +199,32 @@ def test_reproducible_and_independent_of_global_random_state(data):
     np.testing.assert_array_equal(a, b)
     c = model(random_state=43).fit(X, y).coef_
     assert not np.array_equal(a, c)
-    d = model(random_state=np.random.default_rng(42)).fit(X, y).coef_
+    with pytest.warns(PrivacyLeakWarning, match="replays the fit's noise"):
+        d = model(random_state=np.random.default_rng(42)).fit(X, y).coef_
     np.testing.assert_array_equal(a, d)
+
+
+def test_a_generator_or_randomstate_warns_and_a_seed_or_none_does_not(data):
+    """The estimator keeps its random_state: a Generator's or RandomState's state
+    replays the noise (a reviewer rebuilt the fit's stream from a pickled model)."""
+    X, y = data
+    for state in (np.random.default_rng(), np.random.RandomState()):
+        with pytest.warns(PrivacyLeakWarning, match=type(state).__name__):
+            model(random_state=state).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        model(random_state=None).fit(X, y)
+        model(random_state=0).fit(X, y)
+        model(epsilon=np.inf, random_state=np.random.default_rng(0)).fit(X, y)
+
+
+def test_a_randomstate_seeds_the_fit_with_128_bits():
+    from skdpminimax.base import resolve_rng
+    state = np.random.RandomState(5)
+    expected = np.random.RandomState(5).randint(0, 2**32, size=4, dtype=np.uint64)
+    rng = resolve_rng(state)
+    np.testing.assert_array_equal(rng.bit_generator.seed_seq.entropy, expected)
+    assert np.asarray(expected).max() >= 2**31  # not the old 31-bit draw
 
 
 def test_inputs_not_mutated(data):

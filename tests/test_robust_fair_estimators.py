@@ -88,6 +88,11 @@ def _fresh_accountant():
     ("fair", {"bounds": (-100, 100)}, np.linspace(0.5, 7.25, 300), "continuous"),
     ("robust", {}, np.column_stack([np.arange(300) % 2, np.linspace(0, 1, 300)]), "continuous"),
     ("robust", {}, np.array([0.0, 1.0, np.inf] * 100), "inf"),
+    # ... and so would the same column as strings, whole numbers or dates (a reviewer's)
+    ("robust", {}, np.random.default_rng(0).lognormal(10, 1, 300).astype(str), "identifier"),
+    ("robust", {}, np.round(np.random.default_rng(0).lognormal(10, 1, 300)), "identifier"),
+    ("fair", {"bounds": (-100, 100)},
+     np.datetime64("2020-01-01") + np.arange(300).astype("timedelta64[D]"), "identifier"),
     ("robust", {"group_ratios": [[0.5, 0.5]]}, None, "1-D"),
     ("fair", {"bounds": (-100, 100), "group_ratios": [0.5, 0.5]}, "none", "sensitive_features"),
 ])

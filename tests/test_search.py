@@ -199,6 +199,20 @@ def test_a_pickled_copy_of_the_ledger_is_refused_until_reattached(data):
     assert ledger.spent_budget == [(1.0, 1e-5)] * 2
 
 
+def test_a_shallow_copy_shares_the_ledger_and_spends_on_it(data):
+    X, y = data
+    ledger = BudgetAccountant()
+    original = model(accountant=ledger)
+    shallow = copy.copy(original)
+    assert shallow.accountant is ledger
+    shallow.fit(X, y)
+    original.fit(X, y)
+    assert ledger.spent_budget == [(1.0, 1e-5)] * 2
+    stamped = pickle.loads(pickle.dumps(original))
+    with pytest.raises(LostLedgerError):  # a shallow copy of a pickled copy is one too
+        copy.copy(stamped).fit(X, y)
+
+
 def test_default_ledger_in_this_process_after_pickling_is_fine(data):
     X, y = data
     again = pickle.loads(pickle.dumps(model()))
@@ -486,3 +500,14 @@ def test_charge_search_keeps_the_search_class(data):
 
     with pytest.raises(TypeError, match="not subclasses"):
         charge_search(MySearch(model(), GRID), X, y, accountant=BudgetAccountant())
+
+
+def test_a_pickled_copy_from_another_process_with_the_same_pid_is_refused(data, monkeypatch):
+    """The stamp holds a per-process token as well as the pid: a worker elsewhere with the
+    caller's pid (pid 1 in two containers) must not spend on its own default ledger."""
+    from skdpminimax.privacy import ledger as ledger_module
+    X, y = data
+    copied = pickle.loads(pickle.dumps(model()))
+    monkeypatch.setattr(ledger_module, "_PROCESS_TOKEN", "another-process")
+    with pytest.raises(LostLedgerError, match="pickled in process"):
+        copied.fit(X, y)

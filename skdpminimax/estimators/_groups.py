@@ -60,6 +60,14 @@ def encode_groups(sensitive_features, n_samples):
     if sf.dtype.kind == "O" or sf.ndim == 2:
         sf = sf.astype(str)
     labels, codes = np.unique(sf, axis=0 if sf.ndim == 2 else None, return_inverse=True)
+    # Not only floats are continuous: the same column as strings, Decimals, whole
+    # numbers or dates makes (nearly) one group per row, and groups_ would publish it.
+    if len(labels) > max(2, n_samples // 2):
+        raise ValueError(
+            f"sensitive_features has {len(labels)} distinct groups for {n_samples} rows: an "
+            "identifier or a continuous attribute (as numbers, strings or dates), whose "
+            "values groups_ would publish, since group labels are public. Bin it into "
+            "groups with public edges first.")
     return codes.reshape(-1).astype(np.intp), [_label(r) for r in labels]
 
 

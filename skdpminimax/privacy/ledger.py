@@ -21,6 +21,7 @@ Two pieces make that impossible:
 """
 
 import os
+import secrets
 from contextlib import contextmanager
 
 from diffprivlib.accountant import BudgetAccountant
@@ -33,6 +34,15 @@ __all__ = ["LedgerGuardMixin", "LostLedgerError", "PrepaidLedger", "fit_ledger"]
 # Key of the process stamp in a pickled estimator's state. It must not end with "_"
 # (a failed fit deletes trailing-underscore attributes).
 _ORIGIN = "_skdpminimax_ledger_origin"
+
+# Which process a pickled estimator left: its pid and a token drawn when this module
+# loaded. The pid tells a forked worker (same token) from its parent; the token tells
+# a process elsewhere that happens to have the same pid (pid 1 in two containers).
+_PROCESS_TOKEN = secrets.token_hex(8)
+
+
+def _process_stamp():
+    return os.getpid(), _PROCESS_TOKEN
 
 
 class LostLedgerError(RuntimeError):
@@ -180,8 +190,8 @@ def fit_ledger(accountant, origin_pid=None):
     ----------
     accountant : BudgetAccountant or None
         The estimator's ``accountant`` parameter.
-    origin_pid : int or None
-        The process stamp left by pickling (``None`` if the estimator was never
+    origin_pid : tuple or None
+        The process stamp left by pickling (pid and a per-process token) (``None`` if the estimator was never
         pickled, or its accountant was set again since).
 
     Returns
@@ -200,10 +210,10 @@ def fit_ledger(accountant, origin_pid=None):
             "This estimator's accountant is a copy of your BudgetAccountant made by pickling "
             "(a joblib worker, a Dask worker or deepcopy): spending on it would not reach your "
             "ledger and the budget would be lost. " + advice)
-    if origin_pid != os.getpid():
+    if origin_pid != _process_stamp():
         raise LostLedgerError(
             f"This estimator was pickled in process {origin_pid} and is being fitted in process "
-            f"{os.getpid()} with accountant=None: the spend would go to this process's default "
+            f"{_process_stamp()} with accountant=None: the spend would go to this process's default "
             "accountant, not the caller's, and the budget would be lost. " + advice)
     return resolve_accountant(None)
 
@@ -227,11 +237,19 @@ class LedgerGuardMixin:
             new.__dict__[_ORIGIN] = self.__dict__[_ORIGIN]
         return new
 
+    def __copy__(self):
+        # A shallow copy holds the very same accountant object: nothing to stamp
+        # (copy.copy would otherwise go through __getstate__ and be refused as a
+        # pickled copy). A stamp already there stays: a copy of a copy is one too.
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
+
     def __getstate__(self):
         # A copy: object.__getstate__ may return the live __dict__, and the stamp
         # belongs on the pickled copy only, never on the original.
         state = dict(super().__getstate__())
-        state.setdefault(_ORIGIN, os.getpid())  # the first process it left
+        state.setdefault(_ORIGIN, _process_stamp())  # the first process it left
         return state
 
     def set_params(self, **params):
