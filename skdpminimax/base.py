@@ -110,16 +110,29 @@ _PLANNING_SIZE_DOC = """    planning_size_ : int
         ``step_size`` and ``dual_step_size`` where ``"auto"`` / ``"scaled"`` resolved
         them (all planned from public quantities).
 """
+_GROUP_LABELS_DOC = """            Discrete labels (strings, integers, integer-valued floats); a continuous
+            attribute is refused, and so is a column with more distinct values than half
+            the rows (an identifier, or a continuous attribute as strings or dates):
+            bin it with public edges first. The label set is treated as public and is
+            stored in ``groups_``, so a group that only one row has reveals that row's
+            value: merge rare groups first, or name the groups with a dict
+            ``group_ratios``.
+"""
 _SHARED_DOCS = {"    {shared_parameters}\n": _SHARED_PARAMETER_DOCS,
-                "    {planning_size_attribute}\n": _PLANNING_SIZE_DOC}
+                "    {planning_size_attribute}\n": _PLANNING_SIZE_DOC,
+                "            {group_labels}\n": _GROUP_LABELS_DOC}
 
 
 def shared_parameter_docs(cls):
-    """Class decorator: put the shared entries where the class docstring has the
-    ``{shared_parameters}`` (parameters) and ``{planning_size_attribute}`` lines."""
+    """Class decorator: put the shared entries where the class docstring, or its own
+    ``fit``'s, has the ``{shared_parameters}`` (parameters),
+    ``{planning_size_attribute}`` or ``{group_labels}`` lines."""
+    fit = vars(cls).get("fit")
     for marker, text in _SHARED_DOCS.items():
         if cls.__doc__ and marker in cls.__doc__:
             cls.__doc__ = cls.__doc__.replace(marker, text)
+        if fit is not None and fit.__doc__ and marker in fit.__doc__:
+            fit.__doc__ = fit.__doc__.replace(marker, text)
     return cls
 
 

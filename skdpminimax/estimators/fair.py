@@ -173,13 +173,7 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         y : array-like of shape (n_samples,)
         sensitive_features : array-like of shape (n_samples,) or (n_samples, n_attrs)
             Group membership. ``None``: one group (plain private least squares).
-            Discrete labels (strings, integers, integer-valued floats); a continuous
-            attribute is refused, and so is a column with more distinct values than half
-            the rows (an identifier, or a continuous attribute as strings or dates):
-            bin it with public edges first. The label set is treated as public and is
-            stored in ``groups_``, so a group that only one row has reveals that row's
-            value: merge rare groups first, or name the groups with a dict
-            ``group_ratios``.
+            {group_labels}
 
         Returns
         -------
