@@ -12,7 +12,8 @@ from sklearn.utils._param_validation import Interval
 from skdpminimax.privacy.mechanisms import private_count
 from skdpminimax.solvers import NoisySGDA, resolve_solver
 
-__all__ = ["encode_groups", "labels_array", "GroupRatiosMixin", "GROUP_SGDA_DEFAULTS"]
+__all__ = ["encode_groups", "encode_public_groups", "labels_array", "GroupRatiosMixin",
+           "GROUP_SGDA_DEFAULTS"]
 
 # The default solver of the group estimators (``solver="sgda"``). An example's dual
 # gradient is about ``loss / pi_g``: NoisySGDA's generic ``clip_v=1`` clips small
@@ -60,15 +61,24 @@ def encode_groups(sensitive_features, n_samples):
     if sf.dtype.kind == "O" or sf.ndim == 2:
         sf = sf.astype(str)
     labels, codes = np.unique(sf, axis=0 if sf.ndim == 2 else None, return_inverse=True)
-    # Not only floats are continuous: the same column as strings, Decimals, whole
-    # numbers or dates makes (nearly) one group per row, and groups_ would publish it.
+    return codes.reshape(-1).astype(np.intp), [_label(r) for r in labels]
+
+
+def encode_public_groups(sensitive_features, n_samples):
+    """:func:`encode_groups` for a fit, whose group labels are published (``groups_``).
+
+    Not only floats are continuous: the same column as strings, Decimals, whole
+    numbers or dates makes (nearly) one group per row, so more distinct labels than
+    half the rows are refused.
+    """
+    codes, labels = encode_groups(sensitive_features, n_samples)
     if len(labels) > max(2, n_samples // 2):
         raise ValueError(
             f"sensitive_features has {len(labels)} distinct groups for {n_samples} rows: an "
             "identifier or a continuous attribute (as numbers, strings or dates), whose "
             "values groups_ would publish, since group labels are public. Bin it into "
             "groups with public edges first.")
-    return codes.reshape(-1).astype(np.intp), [_label(r) for r in labels]
+    return codes, labels
 
 
 def _check_discrete(sf):
@@ -131,7 +141,7 @@ class GroupRatiosMixin:
     }
 
     def _encode_task_groups(self, sensitive_features, n_samples):
-        codes, labels = encode_groups(sensitive_features, n_samples)
+        codes, labels = encode_public_groups(sensitive_features, n_samples)
         ratios = None
         if self.group_ratios is not None:
             ratios = self._public_ratios(labels)

@@ -7,7 +7,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from skdpminimax._compat import validate_data
 from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, shared_parameter_docs
-from skdpminimax.estimators._groups import encode_groups, labels_array
+from skdpminimax.estimators._groups import encode_public_groups, labels_array
 
 __all__ = ["DPSaddleEstimator"]
 
@@ -145,7 +145,7 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     def _validate_targets(self, X, y, sensitive_features=None, y_given=True):
         codes = None
         if sensitive_features is not None:
-            codes, labels = encode_groups(sensitive_features, X.shape[0])
+            codes, labels = encode_public_groups(sensitive_features, X.shape[0])
             self.groups_ = labels_array(labels)
         if not y_given:
             return None, {"groups": codes}
