@@ -77,7 +77,7 @@ def run(data, dataset="ijcnn1", eps=math.inf, delta=1e-6, step=None, step_mult=N
     model = _Model(epsilon=eps, delta=delta, data_norm=repro.DATA_NORM[dataset],
                    pos_ratio=None if private else float(y_fit.mean()), radius=radius, alpha=0.0,
                    scorer="mlp", solver=solver, random_state=seed, slope=slope,
-                   init_scale=init_scale, n_samples_budget="public")
+                   init_scale=init_scale, n_samples_budget=len(X_fit))
     if adapt:
         repro.adapt_to_noise("sgda-mlp", solver, model, X_fit.shape[0], X_fit.shape[1],
                              PrivacyBudget(eps, delta), damping=tuple(damp), cap=cap,

@@ -29,8 +29,9 @@ size, so the data's own ``n_samples`` is safe. Under add/remove-one (Poisson
 sampling, the default of ``NoisySGDA``) the size itself tells a neighbour from the
 other, so every public quantity is planned on a *public size*: a private count of
 the rows (two-sided geometric mechanism, sensitivity 1, ``n_samples_budget *
-epsilon`` of the budget, pure DP), or ``len(X)`` when the user declares it public
-with ``n_samples_budget="public"``. The class ratio and group counts are then
+epsilon`` of the budget, pure DP), a public size the user declares
+(``n_samples_budget=N``), or ``len(X)`` with ``n_samples_budget="public"`` (which
+warns: the plan then reveals the size). The class ratio and group counts are then
 bounded by, and divided by, that size. A released size at most the batch size gives
 Poisson sampling at rate 1 (still add/remove-one). Before the spend the solver's
 settings are checked on a fixed size (``_PROBE_SIZE``, without a noise search), so
@@ -53,7 +54,7 @@ objectives' scores and squared losses would overflow.
 import math
 import warnings
 from contextvars import ContextVar
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -78,16 +79,20 @@ MAX_DATA_NORM = 1e150
 
 
 # Docstring entries every estimator has in the same words (one text each, here).
-_SHARED_PARAMETER_DOCS = """    n_samples_budget : float in (0, 1) or "public", default=0.05
+_SHARED_PARAMETER_DOCS = """    n_samples_budget : float in (0, 1), int >= 1 or "public", default=0.05
         Under add/remove-one neighbours (Poisson sampling, the default) the number
         of examples is private, and the solver plans its sampling rate and number of
         steps on a released size: a private count with ``n_samples_budget *
         epsilon`` of the budget (its error is about ``1 / (n_samples_budget *
         epsilon)`` rows: at the default 5% and epsilon = 1 about 20, a few percent of
         a few hundred rows; the earlier default, 1%, left small data sets planning on
-        sizes far off, docs/benchmarks.md). ``"public"`` declares ``len(X)`` public (for
-        example a published data set's size) and spends nothing. Unused under
-        replace-one solvers, where both neighbours have the same size.
+        sizes far off, docs/benchmarks.md). An int is a public size to plan on (for
+        example a published data set's size), the same whichever neighbour is fitted:
+        nothing is spent and the plan does not depend on the data. ``"public"`` plans
+        on ``len(X)``, which the released plan (``planning_size_``, ``n_iter_``)
+        then reveals: the add/remove-one guarantee holds only among data sets of that
+        size, so such a fit warns (``PrivacyLeakWarning``). Unused under replace-one
+        solvers, where both neighbours have the same size.
     random_state : int, Generator, RandomState or None, default=None
         Seeds the single ``numpy.random.Generator`` used by the fit. The privacy
         guarantee is over secret, fresh randomness: leave it ``None`` for a release.
@@ -201,8 +206,18 @@ def _dry_run(solver, probe, n_samples, budget, size_is_public):
     if relation == "add/remove-one":  # only the fixed-size check may decide: an n-free error
         raise probe_error or ValueError(
             f"{type(solver).__name__} is replace-one at one size and add/remove-one at "
-            "another; declare the size public (n_samples_budget='public') to fit it.")
+            "another; declare its size public (n_samples_budget=N) to fit it.")
     return relation
+
+
+def _declared_size(size_spec):
+    """The public size an int ``n_samples_budget`` declares, else ``None``."""
+    if isinstance(size_spec, bool):  # an Integral to the parameter check
+        raise ValueError(f"n_samples_budget must be a share of epsilon in (0, 1), a public "
+                         f"size (int >= 1) or 'public'; got {size_spec!r}.")
+    if isinstance(size_spec, Integral):
+        return int(size_spec)
+    return None
 
 
 def _relation(calibration):
@@ -252,7 +267,8 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
     _accept_sparse = "csr"
 
     _parameter_constraints = {
-        "n_samples_budget": [Interval(Real, 0, 1, closed="neither"), StrOptions({"public"})],
+        "n_samples_budget": [Interval(Real, 0, 1, closed="neither"),
+                             Interval(Integral, 1, None, closed="left"), StrOptions({"public"})],
         # np.inf is no privacy; a larger finite epsilon protects nothing and the
         # accountant cannot calibrate it (MAX_FINITE_EPSILON).
         "epsilon": [Interval(Real, 0, MAX_FINITE_EPSILON, closed="right"),
@@ -355,31 +371,46 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         if hasattr(probe, "check_data"):
             probe.check_data(targets, task_data.get("groups"))
         # (a subclass without the parameter gets its default: a private size)
-        size_fraction = getattr(self, "n_samples_budget", DEFAULT_N_SAMPLES_BUDGET)
-        size_is_public = size_fraction == "public"
+        size_spec = getattr(self, "n_samples_budget", DEFAULT_N_SAMPLES_BUDGET)
+        declared = _declared_size(size_spec)
+        size_is_public = size_spec == "public" or declared is not None
         # Private constants are released under the solver's neighbouring relation
         # (replace-one doubles a histogram's L1 sensitivity); unknown means replace-one.
-        relation = _dry_run(solver, probe, n_samples, train_budget, size_is_public)
+        relation = _dry_run(solver, probe, declared or n_samples, train_budget,
+                            size_is_public)
         size_budget = None
-        if relation == "add/remove-one" and not size_is_public:
+        add_remove = relation == "add/remove-one"
+        if add_remove and not size_is_public:
             # The size is private under add/remove-one: plan on a released one.
-            size_budget, train_budget = train_budget.split(size_fraction)
+            size_budget, train_budget = train_budget.split(size_spec)
         task_data = {**task_data, "neighboring_relation": relation}
         if _CHECK_ONLY.get():  # _check_fit: every check passed; stop before the spend
             return None
 
         warn_if_replayable(self.random_state, budget.epsilon)
+        if add_remove and size_spec == "public" and not math.isinf(budget.epsilon):
+            warnings.warn(
+                "n_samples_budget='public' plans on len(X), which the released plan "
+                "(planning_size_, n_iter_) reveals: under add/remove-one neighbours the "
+                "guarantee then holds only among data sets of this size. Pass the public "
+                "size as an int (n_samples_budget=N, e.g. a published data set's size) to "
+                "plan every neighbour on it, or leave the size private.",
+                PrivacyLeakWarning,
+            )
         accountant.spend(budget.epsilon, budget.delta)
         rng = resolve_rng(self.random_state)
-        size = (n_samples if size_budget is None
-                else private_size(n_samples, size_budget.epsilon, rng))
+        if size_budget is not None:
+            size = private_size(n_samples, size_budget.epsilon, rng)
+        else:  # a declared size is planned on only where the size is private
+            size = declared if add_remove and declared is not None else n_samples
+        planned_apart = size_budget is not None or (add_remove and declared is not None)
         task_data["size"] = size
         constants = self._private_constants(targets, task_data, constants_budget, rng)
         objective = self._make_objective(X.shape[1], data_norm, constants)
         data = SaddleData(clip_rows(X, data_norm), targets, task_data.get("groups"),
-                          public_size=None if size_budget is None else size)
+                          public_size=size if planned_apart else None)
         result = solver.solve(objective, data, train_budget, rng)
-        if size_budget is not None:
+        if planned_apart:
             _check_planned_on(solver, objective, size, train_budget, result.calibration)
 
         self.solver_ = solver

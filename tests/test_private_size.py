@@ -2,17 +2,20 @@
 
 Poisson-sampled solvers plan their sampling rate and number of steps on a size. Under
 add/remove-one the true size distinguishes neighbours, so the estimators plan on a
-private count of it (``n_samples_budget`` of epsilon) or on a size the user declares
-public (``n_samples_budget="public"``); replace-one solvers use the rows' count, which
-neighbours share.
+private count of it (``n_samples_budget`` of epsilon), on a public size the user
+declares (``n_samples_budget=N``), or on ``len(X)`` declared public
+(``n_samples_budget="public"``, which warns: the plan then reveals the size);
+replace-one solvers use the rows' count, which neighbours share.
 """
 
 import dataclasses
 import math
+import warnings
 
 import numpy as np
 import pytest
 from diffprivlib.accountant import BudgetAccountant
+from diffprivlib.utils import PrivacyLeakWarning
 
 from skdpminimax import DPAUCMaximizer, DPRobustClassifier
 from skdpminimax.objectives.base import SaddleData
@@ -78,6 +81,44 @@ def test_declared_public_size_spends_nothing_on_it():
     # the public declaration leaves the solver the whole budget: a smaller multiplier
     # (at the planned size the private fit happened to draw, the step counts differ too)
     assert m.calibration_.epsilon > private.calibration_.epsilon
+
+
+def test_a_declared_size_gives_neighbours_the_same_plan():
+    """An int n_samples_budget is planned on whichever neighbour is fitted: the released
+    plan cannot tell them apart (with 'public', planning_size_ did: a reviewer's audit
+    of a canary row reported a violation)."""
+    X, y = _data(401)
+    acc = BudgetAccountant()
+    fits = [_auc(n_samples_budget=400, accountant=acc).fit(X[:n], y[:n]) for n in (400, 401)]
+    assert [m.planning_size_ for m in fits] == [400, 400]
+    assert fits[0].n_iter_ == fits[1].n_iter_ == math.ceil(2 * 400 / 16)
+    assert fits[0].calibration_ == fits[1].calibration_
+    assert fits[0].calibration_.sample_rate == pytest.approx(16 / 400)
+    assert acc.spent_budget == [(1.0, 1e-5)] * 2  # nothing spent on the size
+    public = [_auc(n_samples_budget="public").fit(X[:n], y[:n]) for n in (400, 401)]
+    assert [m.planning_size_ for m in public] == [400, 401]
+
+
+def test_public_len_warns_only_where_the_size_is_private():
+    X, y = _data(400)
+    with pytest.warns(PrivacyLeakWarning, match="planning_size_"):
+        _auc(n_samples_budget="public").fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        _auc(n_samples_budget=400).fit(X, y)
+        _auc(n_samples_budget="public", epsilon=np.inf).fit(X, y)
+        _auc(n_samples_budget="public",
+             solver=NoisySGDA(batch_size=16, n_epochs=2, sampler="without_replacement",
+                              accounting="rdp")).fit(X, y)
+
+
+@pytest.mark.parametrize("bad", [0, -3, 1.0, 1.5, True, "len"])
+def test_a_bad_size_declaration_is_refused_before_spending(bad):
+    X, y = _data(100)
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match="n_samples_budget"):
+        _auc(n_samples_budget=bad, accountant=acc).fit(X, y)
+    assert acc.spent_budget == []
 
 
 @pytest.mark.parametrize("solver", [NoisySGDA(batch_size=None, n_iter=20),
