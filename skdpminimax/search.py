@@ -310,6 +310,18 @@ def _with_private_folds(search):
     return search
 
 
+def _raising_on_failure(search):
+    """``search`` with ``error_score="raise"``: the private choice counts each fold's
+    correct predictions, and one row can make a whole fold's fit or score fail (a
+    transform that meets a value it cannot take, say), which no count of 0 or any other
+    stand-in would keep within the mechanism's sensitivity of 1."""
+    if search.error_score == "raise":
+        return search
+    search = copy.copy(search)  # the estimators stay the caller's, as for the folds
+    search.error_score = "raise"
+    return search
+
+
 def _has_fixed_seed(candidate_steps):
     """Whether a private step of some candidate has a ``random_state`` other than None."""
     return any(getattr(step, "random_state", None) is not None
@@ -434,7 +446,9 @@ def charge_search(search, X, y=None, *, groups=None, accountant=None, selection_
         the candidates' correct validation predictions or correctly ordered pairs
         (:class:`~skdpminimax.selection.ExponentialSelection`), charged one more entry
         ``(selection_epsilon, 0)``. Needs ``refit=True`` and ``scoring='accuracy'``
-        (or ``'roc_auc'`` with binary ``y``).
+        (or ``'roc_auc'`` with binary ``y``); the search then runs with
+        ``error_score='raise'`` (a failed fold would count nothing, and one row can
+        make a fold fail).
         ``None``: the search chooses by its noise-free scores, with a
         :class:`~diffprivlib.utils.PrivacyLeakWarning` when it refits.
     **params : dict
@@ -524,6 +538,8 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
     _check_search(search)
     _check_selection(search, selection_epsilon)
     search = _with_private_folds(search)
+    if selection_epsilon is not None:
+        search = _raising_on_failure(search)
     groups = params.get("groups")
     check_consistent_length(X, y, groups)  # as the search will, before it splits
     fit_params = _estimator_fit_params(search, params)
@@ -844,7 +860,8 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
         estimators share (diffprivlib's default one if they have none).
     selection_epsilon : float, default=None
         Budget of a private choice of the candidate to refit (the exponential
-        mechanism; needs ``refit=True`` and ``scoring`` ``'accuracy'`` or ``'roc_auc'``),
+        mechanism; needs ``refit=True`` and ``scoring`` ``'accuracy'`` or ``'roc_auc'``;
+        the search then runs with ``error_score='raise'``),
         charged as one
         more entry ``(selection_epsilon, 0)``. ``None``: the choice is made on
         noise-free scores and is not private (the search warns when it refits).

@@ -16,6 +16,11 @@ each ``u_c`` by at most 1: the exponential mechanism with sensitivity 1 is
 ``epsilon``-DP for either relation (not monotone under replace-one, hence
 ``exp(epsilon u / 2)``), and the accountant composes it with the fits.
 
+The argument needs every fit and score to succeed: one row can make a whole fold fail
+(a transform that meets a value it cannot take, say), and a failed fold counted as 0
+would move the utility by the fold's size. The search therefore runs with
+``error_score="raise"``, and a NaN score is refused.
+
 The per-fold counts (``n_k`` validation rows in fold ``k``):
 
 - ``scoring="accuracy"``: the correct predictions, ``n_k acc_ck``. One row adds,
@@ -89,8 +94,11 @@ class ExponentialSelection:
         """Each candidate's per-fold counts (module docstring), summed over the folds."""
         scores = np.column_stack([np.asarray(cv_results[f"split{k}_test_score"], dtype=float)
                                   for k in range(len(self.test_sizes))])
-        # A failed fit or score (error_score=nan) counts nothing.
-        scores = np.nan_to_num(scores, nan=0.0)
+        # One row can make a whole fold fail: no stand-in for a failed fit or score keeps
+        # the sensitivity at 1 (the search runs with error_score="raise" for this).
+        if not np.all(np.isfinite(scores)):
+            raise ValueError("A fit or score of the search failed (a NaN validation score): "
+                             "the private choice cannot count it. Nothing is chosen.")
         if self.scoring == "accuracy":
             return np.rint(scores * self.test_sizes).sum(axis=1)
         # U = AUC n+ n- is a multiple of 1/2 (ties count half): undo the float rounding.

@@ -174,10 +174,39 @@ def test_a_bad_selection_epsilon_is_refused_before_the_charge(data, epsilon):
 
 
 def test_utilities_count_correct_validation_rows():
-    results = {"split0_test_score": np.array([0.5, 1.0, np.nan]),
+    results = {"split0_test_score": np.array([0.5, 1.0, 0.0]),
                "split1_test_score": np.array([0.25, 0.875, 0.75])}
     selection = ExponentialSelection(1.0, [4, 8], np.random.default_rng(0))
     np.testing.assert_array_equal(selection.utilities(results), [2 + 2, 4 + 7, 0 + 6])
+    # a failed fit or score has no count: one row can fail a whole fold
+    results["split0_test_score"][2] = np.nan
+    with pytest.raises(ValueError, match="failed"):
+        selection.utilities(results)
+
+
+def test_a_fold_that_fails_because_of_one_row_stops_the_private_choice():
+    """A reviewer's case: log of a zero count fails every fit of one candidate on the
+    folds that hold that row. Counted as 0 the candidate's utility fell from 94 to 0
+    (sensitivity 1 assumed); the search now raises instead (error_score='raise')."""
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import FunctionTransformer
+    rng = np.random.default_rng(0)
+    X = rng.poisson(3.0, size=(150, 3)).astype(float) + 1.0
+    y = (X[:, 0] + rng.normal(size=150) > 4).astype(int)
+    pipe = Pipeline([("f", FunctionTransformer(np.sqrt)),
+                     ("clf", DPAUCMaximizer(epsilon=1.0, data_norm=6.0, pos_ratio=0.5,
+                                            solver=NoisySGDA(batch_size=32, n_epochs=2)))])
+    grid = GridSearchCV(pipe, {"f": [FunctionTransformer(np.sqrt), FunctionTransformer(np.log)]},
+                        cv=3, scoring="accuracy")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = PrivateSearchCV(grid, accountant=BudgetAccountant(),
+                                 selection_epsilon=1.0).fit(X, y)
+        assert search.search_.error_score == "raise"
+        assert grid.error_score != "raise"  # the caller's search is left as it was
+        X[0, 1] = 0.0
+        with pytest.raises(ValueError):
+            PrivateSearchCV(grid, accountant=BudgetAccountant(), selection_epsilon=1.0).fit(X, y)
 
 
 def test_the_choice_follows_the_exponential_mechanism():
