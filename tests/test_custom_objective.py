@@ -189,3 +189,55 @@ def _no_expected_failures(estimator):
     expected_failed_checks=_no_expected_failures))
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+# ---- the engine checks what a user objective returns ---------------------------------------
+
+class _TwoRowsPerExample(CoupledMean):
+    """vstack where hstack was meant: two primal rows per example, each clipped apart."""
+
+    def per_example_grads(self, w, v, data):
+        gw, gv = super().per_example_grads(w, v, data)
+        return np.vstack([gw, gw]), gv
+
+
+class _DuplicatingPrepare(CoupledMean):
+    def prepare(self, data):
+        from skdpminimax.objectives.base import SaddleData
+        return SaddleData(np.vstack([data.X, data.X]), None, None)
+
+
+class _HalfPrecision(CoupledMean):
+    def per_example_grads(self, w, v, data):
+        gw, gv = super().per_example_grads(w, v, data)
+        return gw.astype(np.float16), gv
+
+
+@pytest.mark.parametrize("objective, match", [(_TwoRowsPerExample, "one row per example"),
+                                              (_DuplicatingPrepare, "number of examples")])
+def test_an_objective_that_changes_the_rows_is_refused_and_nothing_released(objective, match):
+    """A reviewer's audit found epsilon >= 1.009 against a claimed 1 for the two-row case:
+    each row was clipped apart, so an example counted twice."""
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    est = DPSaddleEstimator(objective, epsilon=1.0, data_norm=3.0, random_state=0,
+                            accountant=BudgetAccountant(), solver=NoisySGDA(batch_size=16))
+    with pytest.raises(ValueError, match=match):
+        est.fit(X)
+    assert not hasattr(est, "coef_")
+
+
+def test_clipped_rows_are_exact_whatever_the_objective_dtype():
+    from skdpminimax.objectives.base import SaddleData
+    X = np.random.default_rng(1).normal(size=(40, 3)) * 30
+    objective = _HalfPrecision(3, 100.0)
+    data = SaddleData(X)
+    w, v = np.full(3, 5.0), np.array([2.0])
+    for row in range(40):
+        one = SaddleData(X[row:row + 1])
+        sw, _ = objective.clipped_grad_sums(w, v, one, 1.0, 1.0)
+        assert np.linalg.norm(sw) <= 1.0 + 1e-12  # float16 norms overshot by 0.07%
+    complex_rows = type("C", (CoupledMean,), {
+        "per_example_grads": lambda self, w, v, d: (np.full((d.n_samples, 3), 1e6j),
+                                                    np.zeros((d.n_samples, 1)))})(3, 1.0)
+    with pytest.raises(ValueError, match="real numbers"):
+        complex_rows.clipped_grad_sums(w, v, data, 1.0, 1.0)

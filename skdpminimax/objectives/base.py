@@ -20,6 +20,40 @@ from skdpminimax.privacy.mechanisms import clipped_sum
 __all__ = ["SaddleData", "SaddleObjective", "RegularizedObjective", "certifies_constants"]
 
 
+def per_example_rows(grads, n_samples, dim, block):
+    """``grads`` as a float64 ``(n_samples, dim)`` array, or a ValueError.
+
+    The clip bounds each *row*: an objective that returns two rows for an example
+    (``vstack`` where ``hstack`` was meant) would give it twice the clip, and a
+    complex row has no real norm. Float16 and float32 rows are widened so that the
+    clip's norm is exact.
+    """
+    grads = np.asarray(grads)
+    if np.iscomplexobj(grads) or grads.dtype.kind not in "fiub":
+        raise ValueError(f"per_example_grads returned a {grads.dtype} {block} block; real "
+                         "numbers are needed (each row is clipped by its norm).")
+    if grads.shape != (n_samples, dim):
+        raise ValueError(
+            f"per_example_grads returned a {block} block of shape {grads.shape} for "
+            f"{n_samples} examples and {dim} parameters; one row per example is needed "
+            f"({(n_samples, dim)}): the clip bounds each row, so extra rows would multiply "
+            "an example's sensitivity.")
+    return grads.astype(np.float64, copy=False)
+
+
+def prepare_data(objective, data):
+    """``objective.prepare(data)``, refused if it changes the examples (one per row of
+    ``X``): the sampler and the sensitivity are planned on the rows given."""
+    prepared = objective.prepare(data)
+    if prepared.n_samples != data.n_samples or (
+            data.y is not None and np.shape(prepared.y)[:1] != (data.n_samples,)):
+        raise ValueError(
+            f"{type(objective).__name__}.prepare changed the number of examples "
+            f"({data.n_samples} -> {prepared.n_samples}); it may only add per-example "
+            "columns (aux).")
+    return prepared
+
+
 class SaddleData:
     """The validated training data handed to a solver.
 
@@ -213,6 +247,8 @@ class SaddleObjective(ABC):
         norms cheaper than materialising them (e.g. rank-one layers).
         """
         gw, gv = self.per_example_grads(w, v, data)
+        gw = per_example_rows(gw, data.n_samples, np.size(w), "primal")
+        gv = per_example_rows(gv, data.n_samples, np.size(v), "dual")
         return clipped_sum(gw, clip_w), clipped_sum(gv, clip_v)
 
     def regularized(self, lam_w, lam_v=None, center_w=None, center_v=None):

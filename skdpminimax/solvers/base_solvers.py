@@ -65,7 +65,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from skdpminimax.objectives.base import RegularizedObjective
+from skdpminimax.objectives.base import RegularizedObjective, prepare_data
 from skdpminimax.solvers.certificates import certify
 
 __all__ = [
@@ -168,7 +168,7 @@ class BaseSaddleSolver(BaseEstimator):
         if not tol > 0:
             raise ValueError(f"tol must be > 0, got {tol}.")
         rng = np.random.default_rng(rng)
-        data = objective.prepare(data)
+        data = prepare_data(objective, data)
         if init is None:
             w, v = objective.init_params()
         else:

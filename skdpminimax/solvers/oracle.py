@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-from skdpminimax.objectives.base import RegularizedObjective, SaddleObjective
+from skdpminimax.objectives.base import RegularizedObjective, SaddleObjective, prepare_data
 from skdpminimax.privacy.mechanisms import check_coordinate_clips
 
 __all__ = ["NoisyGradientOracle", "dual_clips", "resolve_clip_norms", "noise_shares",
@@ -149,7 +149,7 @@ class NoisyGradientOracle:
 
     def __init__(self, objective, data, sampler, block_multipliers, clip_w, clip_v, rng):
         self.objective = objective
-        self.data = objective.prepare(data)
+        self.data = prepare_data(objective, data)
         self.clip_w = clip_w
         self.clip_v = clip_v
         self.inv_normalizer = 1.0 / float(sampler.normalizer)

@@ -63,7 +63,7 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from skdpminimax.objectives.base import certifies_constants
+from skdpminimax.objectives.base import certifies_constants, prepare_data
 from skdpminimax.privacy.budget import PrivacyBudget
 from skdpminimax.privacy.calibration import NoiseCalibration, analytic_gaussian_sigma
 from skdpminimax.solvers.base import PrivateSolver, SolverResult, fresh_copy
@@ -130,7 +130,7 @@ def certified_solve(base_solver, objective, data, target, init, rng):
     ``(w, v, diagnostics)``; ``diagnostics`` (work done) is not private.
     """
     tol = math.sqrt(target / max(objective.strong_convexity()))
-    data = objective.prepare(data)
+    data = prepare_data(objective, data)
     start = _start(objective, init)
     diagnostics = {"n_grad_evals": 0, "a_priori_fallback": False}
     engines = [base_solver]
