@@ -588,6 +588,15 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
             "data, or use refit=False.",
             PrivacyLeakWarning,
         )
+    if (not search.refit or getattr(search, "return_train_score", False)) and any(
+            candidate_steps):
+        warnings.warn(
+            "The search's scores (cv_results_, best_score_, best_index_, and the training "
+            "scores with return_train_score=True) are computed without noise on the private "
+            "rows and are not covered by the charge: use them to choose, do not publish "
+            "them. Only the fitted models are private.",
+            PrivacyLeakWarning,
+        )
     folds, pinned = _checked_folds(search, cv, X, y, params, n_splits)
     selection = None if selection_epsilon is None else _selection(
         search, selection_epsilon, y, folds)

@@ -127,8 +127,23 @@ def test_a_noise_free_choice_warns_and_refit_false_does_not(data):
     with pytest.warns(PrivacyLeakWarning, match="noise-free validation scores"):
         charge_search(accuracy_search(), X, y, accountant=BudgetAccountant())
     with warnings.catch_warnings():
-        warnings.simplefilter("error", PrivacyLeakWarning)
+        warnings.filterwarnings("error", "The search chooses", PrivacyLeakWarning)
+        warnings.filterwarnings("ignore", "The search's scores", PrivacyLeakWarning)
         charge_search(accuracy_search(refit=False), X, y, accountant=BudgetAccountant())
+
+
+@pytest.mark.parametrize("params", [dict(refit=False), dict(return_train_score=True)])
+def test_kept_scores_warn_that_they_are_not_private(data, params):
+    """A charged cross-validation's output is its scores: noise-free reads of the
+    private rows (a reviewer found refit=False silent, and train scores undocumented)."""
+    X, y = data
+    with pytest.warns(PrivacyLeakWarning, match="computed without noise"):
+        charge_search(accuracy_search(**params), X, y, accountant=BudgetAccountant(),
+                      **({} if params.get("refit") is False else {"selection_epsilon": 1.0}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        charge_search(accuracy_search(), X, y, accountant=BudgetAccountant(),
+                      selection_epsilon=1.0)
 
 
 def test_the_choice_is_charged_one_more_entry(data):
