@@ -368,8 +368,9 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         n_samples = X.shape[0]
         probe = self._make_objective(X.shape[1], data_norm, self._public_constants(targets, task_data))
         # The domain the objective's bounds are proved on (y in {-1, +1}, say).
-        if hasattr(probe, "check_data"):
-            probe.check_data(targets, task_data.get("groups"))
+        if hasattr(probe, "check_data"):  # on copies: a check must not edit the data
+            probe.check_data(*(None if a is None else np.array(a, copy=True)
+                               for a in (targets, task_data.get("groups"))))
         # (a subclass without the parameter gets its default: a private size)
         size_spec = getattr(self, "n_samples_budget", DEFAULT_N_SAMPLES_BUDGET)
         declared = _declared_size(size_spec)

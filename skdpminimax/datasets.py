@@ -43,12 +43,12 @@ def default_data_dir():
     """``$SKDPMINIMAX_DATA`` if set, else ``../shared/data`` relative to the repository root."""
     env = os.environ.get("SKDPMINIMAX_DATA")
     if env:
-        return Path(env)
+        return Path(env).expanduser()
     return Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 def _resolve(data_dir, *parts):
-    path = Path(default_data_dir() if data_dir is None else data_dir).joinpath(*parts)
+    path = Path(default_data_dir() if data_dir is None else data_dir).expanduser().joinpath(*parts)
     if not path.exists():
         raise FileNotFoundError(
             f"{path} not found. This loader reads local files only (it never downloads); "

@@ -241,3 +241,26 @@ def test_clipped_rows_are_exact_whatever_the_objective_dtype():
                                                     np.zeros((d.n_samples, 1)))})(3, 1.0)
     with pytest.raises(ValueError, match="real numbers"):
         complex_rows.clipped_grad_sums(w, v, data, 1.0, 1.0)
+
+
+def test_objective_hooks_fail_before_the_spend_or_are_made_to_work():
+    """A reviewer's findings: a zero typical_dual_clips was refused only in solve, after
+    the spend; an integer init_params failed at the first step, after the spend."""
+    X = np.random.default_rng(2).normal(size=(80, 3))
+
+    class ZeroDualClip(CoupledMean):
+        def typical_dual_clips(self, noise_scale):
+            return np.zeros(1)
+
+    class IntegerStart(CoupledMean):
+        def init_params(self, rng=None):
+            return np.zeros(self.a.size, dtype=int), np.zeros(1, dtype=int)
+
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match="clips must be positive"):
+        DPSaddleEstimator(ZeroDualClip, epsilon=1.0, data_norm=3.0, accountant=acc,
+                          solver=NoisySGDA(batch_size=16, clip_v="auto")).fit(X)
+    assert acc.spent_budget == []
+    est = DPSaddleEstimator(IntegerStart, epsilon=1.0, data_norm=3.0, random_state=0,
+                            accountant=acc, solver=NoisySGDA(batch_size=16)).fit(X)
+    assert np.all(np.isfinite(est.coef_))

@@ -94,3 +94,12 @@ def test_missing_files_never_download(tmp_path, monkeypatch):
     assert default_data_dir() == tmp_path
     with pytest.raises(FileNotFoundError):
         load_mnist_binary(None, "fashion-mnist")
+
+
+def test_a_home_relative_data_dir_is_expanded(mnist_dir, monkeypatch):
+    root, _ = mnist_dir
+    monkeypatch.setenv("HOME", str(root.parent))
+    X_train, X_test, y_train, y_test = load_mnist_binary(f"~/{root.name}")
+    assert X_train.shape == (20, 784) and len(y_test) == 10
+    monkeypatch.setenv("SKDPMINIMAX_DATA", f"~/{root.name}")
+    assert default_data_dir() == root

@@ -54,10 +54,9 @@ def calibrate_gradient_blocks(objective, sampler, n_releases, budget, accounting
 
 def initial_point(objective, rng, init):
     """Projected start ``(w, v)``: the objective's data-free one, or ``init`` (copied)."""
-    if init is None:
-        w, v = objective.init_params(rng)
-    else:
-        w, v = np.array(init[0], dtype=float), np.array(init[1], dtype=float)
+    w, v = objective.init_params(rng) if init is None else init
+    # Copied as floats: an integer start would fail at the first step, after the spend.
+    w, v = np.array(w, dtype=float), np.array(v, dtype=float)
     return objective.primal_set.project(w), objective.dual_set.project(v)
 
 

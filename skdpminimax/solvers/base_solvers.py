@@ -169,10 +169,8 @@ class BaseSaddleSolver(BaseEstimator):
             raise ValueError(f"tol must be > 0, got {tol}.")
         rng = np.random.default_rng(rng)
         data = prepare_data(objective, data)
-        if init is None:
-            w, v = objective.init_params()
-        else:
-            w, v = (np.array(x, dtype=float) for x in init)
+        w, v = (np.array(x, dtype=float)
+                for x in (objective.init_params() if init is None else init))
         w, v = objective.primal_set.project(w), objective.dual_set.project(v)
         split = _ProxSplit(objective)
         eta = self._initial_step(split)

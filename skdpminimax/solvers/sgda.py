@@ -264,6 +264,10 @@ class NoisySGDA(PrivateSolver):
         # Full batch: a step is an epoch, and thousands of them are no default on large data.
         if self.n_iter is None and self.n_epochs == "auto" and self.batch_size is not None:
             calibration = _lengthen(calibration, plan, objective.n_primal, sampler)
+        # The objective's per-coordinate dual clips, as solve will ask for them (public
+        # inputs only): a malformed typical_dual_clips fails here, before the spend.
+        dual_clips(objective, self.clip_v, 1.0,
+                   (calibration.block_noise_multipliers or (0.0, 0.0))[1], sampler)
         return calibration
 
     def _primal_clip(self, objective, sampler, n_steps, budget):
