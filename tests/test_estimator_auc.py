@@ -244,3 +244,16 @@ def test_string_labels_and_positive_class(data):
     # classes_[1] is the positive class: its scores are higher on average
     s = m.decision_function(X)
     assert s[labels == "pos"].mean() > s[labels == "neg"].mean()
+
+
+@pytest.mark.parametrize("alpha", [24.0, 100.0])
+def test_a_strong_regulariser_keeps_the_scaled_step_stable(data, alpha):
+    """The "scaled" step ignored alpha: once step * alpha > 2 the iterates oscillated
+    with growing amplitude and the ranking inverted (a user-style probe: breast cancer,
+    alpha 24, test AUC 0.05). The step is now at most 1 / alpha."""
+    X, y = data
+    m = model(alpha=alpha, solver=NoisySGDA(step_size="scaled", n_epochs=5)).fit(X, y)
+    assert m.solver_info_["step_size"] * alpha <= 1.0 + 1e-12
+    free = model(alpha=alpha, epsilon=np.inf,
+                 solver=NoisySGDA(step_size="scaled", n_epochs=5)).fit(X, y)
+    assert free.score(X, y) > 0.7

@@ -77,6 +77,16 @@ def _lengthen(calibration, plan, n_primal, sampler):
     return calibration
 
 
+def _stable_step(modulus):
+    """Largest step the certified curvature ``modulus`` allows (``1 / mu``; no limit
+    without one). The "scaled" rule sizes the step from the noise and the solution's
+    scale, not from the curvature: a strong regulariser (``alpha`` searched over
+    decades, say) would otherwise make ``1 - eta mu`` fall below -1 and the iterates
+    diverge; ``"auto"``'s ``1 / L`` is below it already."""
+    modulus = float(modulus)
+    return 1.0 / modulus if np.isfinite(modulus) and modulus > 0 else np.inf
+
+
 class NoisySGDA(PrivateSolver):
     r"""Noisy stochastic gradient descent-ascent with per-example clipping.
 
@@ -113,7 +123,9 @@ class NoisySGDA(PrivateSolver):
         of norm ``D`` (the objective's public ``typical_solution_norm()``; ``"auto"``
         when it has none), ``C_w`` the primal clip, ``T`` the steps and
         ``E = d_w (z_w s / m)^2`` a step's primal noise energy relative to the clip.
-        It is never below ``"auto"`` and falls back to it as the noise grows; meant
+        It is never below ``"auto"`` and falls back to it as the noise grows, and never
+        above ``1 / mu`` for a certified strong convexity ``mu`` (a large ``alpha``
+        would otherwise make the regulariser's own update diverge); meant
         for an averaged iterate (its larger constant step leaves more sampling noise
         in the last one). On a nonconvex objective (the MLP scorer, which has no
         solution scale) ``"scaled"`` sets ``step * C_w``, the largest move of a step,
@@ -314,7 +326,10 @@ class NoisySGDA(PrivateSolver):
                     eta = _nonconvex_step_clip(energy, calibration.n_steps) / clip_w
                     if self.schedule == "linear":  # the mean step: start at twice it
                         eta *= 2.0
+                eta = min(eta, _stable_step(objective.strong_convexity()[0]))
         eta_v = eta if self.dual_step_size is None else self.dual_step_size
+        if self.dual_step_size is None and self.step_size in ("auto", "scaled"):
+            eta_v = min(eta_v, _stable_step(objective.strong_convexity()[1]))
         return float(eta), float(eta_v)
 
     def _schedule(self, objective, eta_w, eta_v, n_steps):
