@@ -436,6 +436,25 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         """A fresh solver from ``self.solver`` (estimators may pick task defaults)."""
         return resolve_solver(self.solver)
 
+    def set_params(self, **params):
+        """Set parameters; ``solver__*`` needs a solver object, not a name.
+
+        A name (the default ``"sgda"``) has no parameters of its own: the error names
+        the object it stands for, whose settings can then be tuned.
+        """
+        nested = sorted(key for key in params if key.startswith("solver__"))
+        solver = params.get("solver", getattr(self, "solver", None))
+        if nested and isinstance(solver, str):
+            try:
+                stands_for = f", here {self._resolve_solver()!r}"
+            except (ValueError, TypeError):
+                stands_for = ""
+            raise ValueError(
+                f"{nested[0]} cannot be set: solver={solver!r} is a name, resolved at fit "
+                f"into a solver object{stands_for}. Pass that object as solver=... to tune "
+                "its settings.")
+        return super().set_params(**params)
+
     def _resolve_data_norm(self, X):
         if self.data_norm is not None:
             return self._check_data_norm(float(self.data_norm), "data_norm")

@@ -257,3 +257,15 @@ def test_a_strong_regulariser_keeps_the_scaled_step_stable(data, alpha):
     free = model(alpha=alpha, epsilon=np.inf,
                  solver=NoisySGDA(step_size="scaled", n_epochs=5)).fit(X, y)
     assert free.score(X, y) > 0.7
+
+
+def test_solver_settings_of_a_name_cannot_be_set_and_the_error_names_the_object():
+    """The docs call solver__step_size a knob; with the default name it failed with
+    AttributeError 'str' object has no attribute 'set_params' (a user-style probe)."""
+    with pytest.raises(ValueError, match="solver='sgda' is a name.*NoisySGDA\\("):
+        model().set_params(solver__step_size=0.1)
+    tuned = model(solver=NoisySGDA()).set_params(solver__step_size=0.1)
+    assert tuned.solver.step_size == 0.1
+    grid = GridSearchCV(model(), {"solver__n_epochs": [1, 2]}, cv=2, error_score="raise")
+    with pytest.raises(ValueError, match="is a name"):
+        grid.fit(*make_classification(n_samples=60, n_features=4, random_state=0))

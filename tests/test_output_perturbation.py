@@ -295,3 +295,27 @@ def test_a_base_solver_that_gives_up_falls_back_to_extragradient(game):
         sc, data, INF, np.random.default_rng(0))
     assert out.diagnostics["a_priori_fallback"]
     assert np.linalg.norm(out.w - ws) <= radius + 1e-9
+
+
+def test_noise_larger_than_the_set_warns_and_no_noise_does_not():
+    """A user-style probe: on breast cancer at epsilon = 1 the release's noise (std
+    ~1e5 per coordinate) dwarfed the radius-10 ball, so the model was a random point of
+    it (test AUC 0.17-0.75 by seed, the same at epsilon 1, 5 and 100), silently."""
+    import warnings
+
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+
+    from skdpminimax import DPAUCMaximizer
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+
+    def fit(epsilon):
+        return DPAUCMaximizer(epsilon=epsilon, data_norm=5.5, pos_ratio=0.63,
+                              solver="output_perturbation", random_state=0).fit(X, y)
+
+    with pytest.warns(UserWarning, match="larger than the primal set"):
+        fit(1.0)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", "Output perturbation's noise")
+        fit(np.inf)

@@ -58,6 +58,7 @@ diameter was tried and made such fits run for minutes: not adopted.)
 """
 
 import math
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -96,6 +97,24 @@ def check_objective(objective, *, convex=False):
         raise ValueError(
             "Output perturbation needs a finite smoothness() (its fallback solve is "
             "planned from it)."
+        )
+
+
+def warn_if_noise_fills_the_set(sigma, dim, primal_set):
+    """Warn when the released primal noise (std ``sigma`` per coordinate, about
+    ``sigma sqrt(dim)`` in norm) is larger than the primal set: the projected release
+    is then close to a random point of the set, whatever the data. Public inputs
+    only (the noise and the set), so the warning reveals nothing."""
+    spread = sigma * math.sqrt(dim)
+    radius = float(primal_set.radius(dim))
+    if math.isfinite(radius) and spread > radius:
+        warnings.warn(
+            f"Output perturbation's noise (std {sigma:.3g} per coordinate, about {spread:.3g} "
+            f"in norm) is larger than the primal set (radius {radius:.3g}): the released "
+            "model is close to a random point of the set, whatever the data. More rows, a "
+            "larger epsilon, a larger regularisation (alpha) or a clipping solver ('sgda') "
+            "give a useful model.",
+            UserWarning,
         )
 
 
@@ -323,6 +342,7 @@ class OutputPerturbation(_OutputPerturbationBase):
                                             solver_rng)
         sigma = calibration.noise_multiplier * sens
         mu_w, mu_v = objective.strong_convexity()
+        warn_if_noise_fills_the_set(sigma / math.sqrt(mu_w), w.size, objective.primal_set)
         w_out = w + noise_rng.standard_normal(w.shape) * sigma / math.sqrt(mu_w)
         v_out = v + noise_rng.standard_normal(v.shape) * sigma / math.sqrt(mu_v)
         # Post-processing: projecting onto the (public) sets keeps the release feasible
@@ -491,6 +511,8 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
                                "mu_k": mu * 2.0**k, "centre": centre, "released": out,
                                "sensitivity": sens, "sigma": sigma, "budget": pass_budget})
             released[which] = out
+        last_primal = [phase for phase in phases if phase["pass"] == "primal"][-1]
+        warn_if_noise_fills_the_set(last_primal["sigma"], w0.size, objective.primal_set)
         w_out = objective.primal_set.project(released["primal"])
         v_out = objective.dual_set.project(released["dual"])
         return SolverResult(
