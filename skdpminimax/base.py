@@ -210,6 +210,19 @@ def _dry_run(solver, probe, n_samples, budget, size_is_public):
     return relation
 
 
+def _warn_if_delta_too_large(budget, size):
+    """Warn when ``delta >= 1 / size``: such a guarantee allows publishing a random
+    row outright. ``size`` is what the fit plans on (public, or a released count), so
+    the warning reveals nothing further."""
+    if math.isfinite(budget.epsilon) and budget.delta * size >= 1.0:
+        warnings.warn(
+            f"delta={budget.delta:g} is not below 1 / n for the n = {size} examples the fit "
+            "plans on: an (epsilon, delta) guarantee with delta >= 1 / n allows a mechanism "
+            "that publishes a random example outright. Choose delta well below 1 / n.",
+            UserWarning,
+        )
+
+
 def _declared_size(size_spec):
     """The public size an int ``n_samples_budget`` declares, else ``None``."""
     if isinstance(size_spec, bool):  # an Integral to the parameter check
@@ -406,6 +419,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
             size = declared if add_remove and declared is not None else n_samples
         planned_apart = size_budget is not None or (add_remove and declared is not None)
         task_data["size"] = size
+        _warn_if_delta_too_large(budget, size)
         constants = self._private_constants(targets, task_data, constants_budget, rng)
         objective = self._make_objective(X.shape[1], data_norm, constants)
         data = SaddleData(clip_rows(X, data_norm), targets, task_data.get("groups"),

@@ -272,3 +272,14 @@ def test_default_share_of_the_size_release_is_five_percent(monkeypatch):
                    random_state=0).fit(X, y)
     assert seen == [pytest.approx(0.05 * 2.0)]
     assert DPAUCMaximizer().get_params()["n_samples_budget"] == 0.05
+
+
+def test_a_delta_not_below_one_over_n_warns():
+    """A user-style probe: delta = 0.5 on 398 rows fitted silently."""
+    X, y = _data(100)
+    with pytest.warns(UserWarning, match="not below 1 / n"):
+        _auc(delta=0.02, n_samples_budget=100).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", ".*not below 1 / n")
+        _auc(delta=1e-3, n_samples_budget=100).fit(X, y)
+        _auc(delta=0.5, epsilon=np.inf).fit(X, y)
