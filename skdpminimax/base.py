@@ -65,7 +65,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOp
 from sklearn.utils.validation import _num_samples
 
 from skdpminimax._compat import validate_data
-from skdpminimax.objectives.base import SaddleData
+from skdpminimax.objectives.base import SaddleData, check_shapes_on_stand_in
 from skdpminimax.privacy.budget import MAX_FINITE_EPSILON, PrivacyBudget
 from skdpminimax.privacy.ledger import LedgerGuardMixin
 from skdpminimax.privacy.mechanisms import clip_rows, private_size, row_norms
@@ -384,6 +384,9 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         if hasattr(probe, "check_data"):  # on copies: a check must not edit the data
             probe.check_data(*(None if a is None else np.array(a, copy=True)
                                for a in (targets, task_data.get("groups"))))
+        # Shapes of the objective's blocks on a two-row stand-in, so that a user
+        # objective's shape error is refused here rather than inside the solver.
+        check_shapes_on_stand_in(probe, X.shape[1], targets, task_data.get("groups"))
         # (a subclass without the parameter gets its default: a private size)
         size_spec = getattr(self, "n_samples_budget", DEFAULT_N_SAMPLES_BUDGET)
         declared = _declared_size(size_spec)

@@ -219,11 +219,41 @@ def test_an_objective_that_changes_the_rows_is_refused_and_nothing_released(obje
     """A reviewer's audit found epsilon >= 1.009 against a claimed 1 for the two-row case:
     each row was clipped apart, so an example counted twice."""
     X = np.random.default_rng(0).normal(size=(60, 3))
+    acc = BudgetAccountant()
     est = DPSaddleEstimator(objective, epsilon=1.0, data_norm=3.0, random_state=0,
-                            accountant=BudgetAccountant(), solver=NoisySGDA(batch_size=16))
+                            accountant=acc, solver=NoisySGDA(batch_size=16))
     with pytest.raises(ValueError, match=match):
         est.fit(X)
     assert not hasattr(est, "coef_")
+    # Refused on a two-row stand-in before the charge (it was after, inside the solver).
+    assert acc.spent_budget == []
+
+
+def test_shape_check_on_the_stand_in_skips_an_objective_that_fails_there():
+    """An objective that cannot evaluate the zero stand-in rows is not refused for it:
+    only shape and dtype errors are raised before the spend; the run decides the rest."""
+    from skdpminimax.objectives.base import check_shapes_on_stand_in
+
+    class NeedsNonZeroRows(CoupledMean):
+        def per_example_grads(self, w, v, data):
+            if not np.all(np.linalg.norm(data.X, axis=1) > 0):
+                raise ZeroDivisionError("a zero row")
+            return super().per_example_grads(w, v, data)
+
+    check_shapes_on_stand_in(NeedsNonZeroRows(3, 3.0), 3)  # skipped, no error
+    X = np.random.default_rng(3).normal(size=(60, 3))
+    acc = BudgetAccountant()
+    DPSaddleEstimator(NeedsNonZeroRows, epsilon=1.0, data_norm=3.0, random_state=0,
+                      accountant=acc, solver=NoisySGDA(batch_size=16)).fit(X)
+    assert len(acc.spent_budget) == 1
+    complex_rows = type("C", (CoupledMean,), {
+        "per_example_grads": lambda self, w, v, d: (np.full((d.n_samples, 3), 1j),
+                                                    np.zeros((d.n_samples, 1)))})
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match="real numbers"):
+        DPSaddleEstimator(complex_rows, epsilon=1.0, data_norm=3.0, random_state=0,
+                          accountant=acc).fit(X)
+    assert acc.spent_budget == []
 
 
 def test_clipped_rows_are_exact_whatever_the_objective_dtype():

@@ -17,7 +17,8 @@ import scipy.sparse as sp
 
 from skdpminimax.privacy.mechanisms import clipped_sum
 
-__all__ = ["SaddleData", "SaddleObjective", "RegularizedObjective", "certifies_constants"]
+__all__ = ["SaddleData", "SaddleObjective", "RegularizedObjective", "certifies_constants",
+           "check_shapes_on_stand_in"]
 
 
 def per_example_rows(grads, n_samples, dim, block):
@@ -44,7 +45,10 @@ def per_example_rows(grads, n_samples, dim, block):
 def prepare_data(objective, data):
     """``objective.prepare(data)``, refused if it changes the examples (one per row of
     ``X``): the sampler and the sensitivity are planned on the rows given."""
-    prepared = objective.prepare(data)
+    return _check_prepared(objective, data, objective.prepare(data))
+
+
+def _check_prepared(objective, data, prepared):
     if prepared.n_samples != data.n_samples or (
             data.y is not None and np.shape(prepared.y)[:1] != (data.n_samples,)):
         raise ValueError(
@@ -52,6 +56,31 @@ def prepare_data(objective, data):
             f"({data.n_samples} -> {prepared.n_samples}); it may only add per-example "
             "columns (aux).")
     return prepared
+
+
+def check_shapes_on_stand_in(objective, n_features, y=None, groups=None):
+    """Refuse, before any spend, an objective whose per-example blocks or ``prepare``
+    have the wrong shape, on a two-row stand-in batch (zero features; the first two
+    targets and group codes, already accepted by ``check_data``).
+
+    Shape and dtype are what the engine's own checks (:func:`per_example_rows`,
+    :func:`prepare_data`) refuse inside the solver, after the charge. Only those are
+    raised here: if the objective fails on the stand-in for another reason (zero rows
+    it cannot handle, say), the check is skipped and the run decides, as before.
+    """
+    m = 2
+    take = (lambda a: None if a is None else np.asarray(a)[:m])
+    stand_in = SaddleData(np.zeros((m, n_features)), take(y), take(groups))
+    try:
+        w, v = objective.init_params(np.random.default_rng(0))
+        prepared = objective.prepare(stand_in)
+        grads = objective.per_example_grads(w, v, prepared)
+    except Exception:  # noqa: BLE001 - not a shape error: left to the real run
+        return
+    _check_prepared(objective, stand_in, prepared)
+    gw, gv = grads
+    per_example_rows(gw, m, np.size(w), "primal")
+    per_example_rows(gv, m, np.size(v), "dual")
 
 
 class SaddleData:
