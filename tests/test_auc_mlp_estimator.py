@@ -114,3 +114,18 @@ def test_mlp_default_fits_circles_among_noise_features(epsilon):
     before = DPAUCMaximizer(epsilon, solver=NoisySGDA(average="last"), **kw).fit(X, y)
     assert roc_auc_score(y, new.decision_function(X)) > 0.98
     assert roc_auc_score(y, before.decision_function(X)) < 0.9
+
+
+@pytest.mark.parametrize("alpha", [10.0, 100.0])
+def test_mlp_step_is_capped_by_the_regulariser_curvature(alpha):
+    """The MLP is nonconvex (no certified modulus), so the cap at 1 / alpha of the
+    linear models did not apply: at alpha >= 10 on standardised breast cancer the
+    regulariser's own update diverged and every score was NaN. The data-free term's
+    curvature (reg_curvature) now caps the default step."""
+    X, y = _data()
+    est = DPAUCMaximizer(scorer="mlp", hidden_units=8, alpha=alpha, epsilon=np.inf,
+                         data_norm=4.0, random_state=0,
+                         solver=NoisySGDA(step_size="scaled", n_epochs=3)).fit(X, y)
+    assert est.solver_info_["step_size"] * alpha <= 1.0 + 1e-12
+    assert np.all(np.isfinite(est.decision_function(X)))
+    assert np.all(np.isfinite(est.scorer_params_))

@@ -181,6 +181,9 @@ class SquareLossAUC(SaddleObjective):
             return None
         return 10.0 / self.data_norm
 
+    def reg_curvature(self):
+        return float(self.l2_reg), 2.0 * self.p * (1.0 - self.p)
+
     def strong_convexity(self):
         # The MLP's scores are not linear in its weights: the objective is nonconvex
         # in w (-inf: no convexity to rely on); concave in the dual for any scorer.

@@ -249,6 +249,17 @@ class SaddleObjective(ABC):
         """Lipschitz constant of the gradient map (``np.inf`` if unknown)."""
         return np.inf
 
+    def reg_curvature(self):
+        """``(c_w, c_v)``: curvature of the data-free term ``r`` in ``w`` and in ``v``
+        (the largest eigenvalue of its Hessian's magnitude in each block).
+
+        Solvers' default steps stay below ``1 / c``: a step above ``2 / c`` makes the
+        regulariser's own update diverge, whatever the data term. Default ``(0, 0)``:
+        nothing known, no cap. Where :meth:`strong_convexity` certifies the modulus
+        the cap already follows from it; this covers nonconvex data terms (the MLP).
+        """
+        return 0.0, 0.0
+
     def strong_convexity(self):
         """``(mu_w, mu_v)``: certified strong convexity in w and strong concavity in v.
 
@@ -359,6 +370,10 @@ class RegularizedObjective(SaddleObjective):
 
     def smoothness(self):
         return self.base.smoothness() + max(self.lam_w, self.lam_v)
+
+    def reg_curvature(self):
+        cw, cv = self.base.reg_curvature()
+        return cw + self.lam_w, cv + self.lam_v
 
     def strong_convexity(self):
         mw, mv = self.base.strong_convexity()

@@ -87,6 +87,15 @@ def _stable_step(modulus):
     return 1.0 / modulus if np.isfinite(modulus) and modulus > 0 else np.inf
 
 
+def _curvature(objective, block):
+    """The larger of the certified strong convexity (concavity) and the data-free
+    term's curvature in ``block`` (0: primal, 1: dual): either bounds the stable step.
+    An objective without ``reg_curvature`` (a duck-typed one) gives the former only."""
+    reg = getattr(objective, "reg_curvature", None)
+    reg = float(reg()[block]) if reg is not None else 0.0
+    return max(float(objective.strong_convexity()[block]), reg)
+
+
 class NoisySGDA(PrivateSolver):
     r"""Noisy stochastic gradient descent-ascent with per-example clipping.
 
@@ -124,8 +133,10 @@ class NoisySGDA(PrivateSolver):
         when it has none), ``C_w`` the primal clip, ``T`` the steps and
         ``E = d_w (z_w s / m)^2`` a step's primal noise energy relative to the clip.
         It is never below ``"auto"`` and falls back to it as the noise grows, and never
-        above ``1 / mu`` for a certified strong convexity ``mu`` (a large ``alpha``
-        would otherwise make the regulariser's own update diverge); meant
+        above ``1 / mu`` for a certified strong convexity ``mu``, nor above ``1 / c``
+        for the data-free term's curvature ``c`` (``reg_curvature()``; a large
+        ``alpha`` would otherwise make the regulariser's own update diverge, the MLP's
+        included); meant
         for an averaged iterate (its larger constant step leaves more sampling noise
         in the last one). On a nonconvex objective (the MLP scorer, which has no
         solution scale) ``"scaled"`` sets ``step * C_w``, the largest move of a step,
@@ -326,10 +337,10 @@ class NoisySGDA(PrivateSolver):
                     eta = _nonconvex_step_clip(energy, calibration.n_steps) / clip_w
                     if self.schedule == "linear":  # the mean step: start at twice it
                         eta *= 2.0
-                eta = min(eta, _stable_step(objective.strong_convexity()[0]))
+                eta = min(eta, _stable_step(_curvature(objective, 0)))
         eta_v = eta if self.dual_step_size is None else self.dual_step_size
         if self.dual_step_size is None and self.step_size in ("auto", "scaled"):
-            eta_v = min(eta_v, _stable_step(objective.strong_convexity()[1]))
+            eta_v = min(eta_v, _stable_step(_curvature(objective, 1)))
         return float(eta), float(eta_v)
 
     def _schedule(self, objective, eta_w, eta_v, n_steps):
