@@ -269,3 +269,23 @@ def test_solver_settings_of_a_name_cannot_be_set_and_the_error_names_the_object(
     grid = GridSearchCV(model(), {"solver__n_epochs": [1, 2]}, cv=2, error_score="raise")
     with pytest.raises(ValueError, match="is a name"):
         grid.fit(*make_classification(n_samples=60, n_features=4, random_state=0))
+
+
+def test_predict_is_the_midpoint_and_a_public_threshold_wraps_it():
+    """predict thresholds at intercept_ (the midpoint of the class score means); the
+    documented way to another operating point, FixedThresholdClassifier on
+    decision_function, works with the estimator and uses the threshold given."""
+    from sklearn.model_selection import FixedThresholdClassifier
+
+    X, y = make_classification(n_samples=600, n_features=5, weights=[0.9, 0.1],
+                               random_state=0)
+    est = model(epsilon=np.inf, data_norm=6.0).fit(X, y)
+    s = est.decision_function(X)
+    np.testing.assert_array_equal(est.predict(X), (s > 0).astype(int))
+    b, a = est.class_score_means_
+    assert est.intercept_[0] == pytest.approx(-(a + b) / 2)
+    t = float(np.quantile(s, 0.9))
+    wrapped = FixedThresholdClassifier(model(epsilon=np.inf, data_norm=6.0), threshold=t,
+                                       response_method="decision_function").fit(X, y)
+    np.testing.assert_array_equal(wrapped.predict(X), (s >= t).astype(int))
+    assert wrapped.predict(X).mean() < est.predict(X).mean()

@@ -301,6 +301,12 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
     def predict(self, X):
         """Class labels: positive where the score exceeds the midpoint of the class means.
 
+        The midpoint ignores the class frequencies (a balanced-error operating point):
+        on rare positives it predicts the positive class more often than it occurs.
+        For another operating point wrap the estimator in scikit-learn's
+        ``FixedThresholdClassifier`` with a public threshold on
+        ``decision_function``.
+
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
