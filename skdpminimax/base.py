@@ -67,7 +67,7 @@ from sklearn.utils.validation import _num_samples
 from skdpminimax._compat import validate_data
 from skdpminimax.objectives.base import SaddleData, check_shapes_on_stand_in
 from skdpminimax.privacy.budget import MAX_FINITE_EPSILON, PrivacyBudget
-from skdpminimax.privacy.ledger import LedgerGuardMixin
+from skdpminimax.privacy.ledger import LedgerGuardMixin, spend
 from skdpminimax.privacy.mechanisms import clip_rows, private_size, row_norms
 from skdpminimax.solvers import resolve_solver
 
@@ -397,6 +397,10 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
                             size_is_public)
         size_budget = None
         add_remove = relation == "add/remove-one"
+        if not add_remove and declared is not None and declared != n_samples:
+            # Replace-one neighbours share the size: the run plans on len(X), not on the
+            # declared size the dry run used. Check that one too, before the spend.
+            solver.calibrate(probe, n_samples, train_budget)
         if add_remove and not size_is_public:
             # The size is private under add/remove-one: plan on a released one.
             size_budget, train_budget = train_budget.split(size_spec)
@@ -414,7 +418,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
                 "plan every neighbour on it, or leave the size private.",
                 PrivacyLeakWarning,
             )
-        accountant.spend(budget.epsilon, budget.delta)
+        spend(accountant, budget.epsilon, budget.delta)  # check and record under one lock
         rng = resolve_rng(self.random_state)
         if size_budget is not None:
             size = private_size(n_samples, size_budget.epsilon, rng)

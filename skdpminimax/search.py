@@ -87,10 +87,11 @@ from sklearn.utils.validation import _check_method_params, check_consistent_leng
 from skdpminimax.base import DPMinimaxEstimator
 from skdpminimax.folds import IndependentFolds, unstable_folds_reason
 from skdpminimax.privacy.budget import budget_entry, resolve_accountant
-from skdpminimax.privacy.ledger import LedgerGuardMixin, PrepaidLedger, fit_ledger
+from skdpminimax.privacy.ledger import LedgerGuardMixin, PrepaidLedger, fit_ledger, spend_all
 from skdpminimax.selection import (
     SELECTION_SCORING,
     ExponentialSelection,
+    OneClassFoldAUC,
     check_selection_epsilon,
     fold_pair_counts,
 )
@@ -545,6 +546,7 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
     fit_params = _estimator_fit_params(search, params)
     # Built once: the budgets and the warnings read the same candidates.
     candidate_steps = _candidate_steps(search)
+    _refuse_non_private_candidates(search, candidate_steps)
     cv = _search_cv(search, y)  # resolved once: the count, the checks and the folds
     n_splits = cv.get_n_splits(X, y, groups)
     budgets = _budgets(search, candidate_steps, n_splits, selection_epsilon)
@@ -600,7 +602,25 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
     folds, pinned = _checked_folds(search, cv, X, y, params, n_splits)
     selection = None if selection_epsilon is None else _selection(
         search, selection_epsilon, y, folds)
+    if selection is not None and search.scoring == "roc_auc":
+        search = copy.copy(search)  # the estimators stay the caller's
+        search.scoring = OneClassFoldAUC()  # a one-class fold: 0 pairs, not an error
     return _charge(search, budgets, ledger, (X, y, fit_params), folds, pinned, selection)
+
+
+def _refuse_non_private_candidates(search, candidate_steps):
+    """A candidate without a private step fits the private rows without noise: its
+    folds' models and, if chosen, its refit are not private, and nothing would be
+    charged for them. Refused before the charge."""
+    bare = [i for i, steps in enumerate(candidate_steps) if not steps]
+    if bare:
+        params = _candidates(search)[bare[0]]
+        raise TypeError(
+            f"{len(bare)} of the search's {len(candidate_steps)} candidates hold no private "
+            f"estimator (the first: {params!r}); their fits on the private rows would not be "
+            "private, and a private choice could pick one and refit it. Search only "
+            "candidates built on skdpminimax estimators or diffprivlib models."
+        )
 
 
 def _mixes_relations(candidate_steps):
@@ -705,8 +725,7 @@ def _charge(search, budgets, ledger, fit_input, folds=(), pinned=None, selection
     # The fits' own checks, on the prepaid candidates (whose ledger covers each fit).
     _check_fits(prepaid_search, *fit_input)
     _check_folds(prepaid_search, *fit_input, folds)
-    for epsilon, delta in entries:
-        ledger.spend(epsilon, delta)
+    spend_all(ledger, entries)  # re-checked with the spend: another fit may have spent
     return prepaid_search
 
 

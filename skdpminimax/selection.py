@@ -42,9 +42,10 @@ from numbers import Real
 
 import numpy as np
 from diffprivlib.mechanisms import Exponential
+from sklearn.metrics import get_scorer
 
-__all__ = ["ExponentialSelection", "SELECTION_SCORING", "check_selection_epsilon",
-           "fold_pair_counts"]
+__all__ = ["ExponentialSelection", "OneClassFoldAUC", "SELECTION_SCORING",
+           "check_selection_epsilon", "fold_pair_counts"]
 
 # Scorers whose fold score converts into a count that one row moves by at most 1
 # (module docstring).
@@ -94,6 +95,10 @@ class ExponentialSelection:
         """Each candidate's per-fold counts (module docstring), summed over the folds."""
         scores = np.column_stack([np.asarray(cv_results[f"split{k}_test_score"], dtype=float)
                                   for k in range(len(self.test_sizes))])
+        if self.scoring == "roc_auc":
+            # A fold without pairs (one class among its validation rows) counts U = 0
+            # whatever its score (NaN, or 0 from OneClassFoldAUC): that is its count.
+            scores = np.where(self.pair_counts == 0, 0.0, scores)
         # One row can make a whole fold fail: no stand-in for a failed fit or score keeps
         # the sensitivity at 1 (the search runs with error_score="raise" for this).
         if not np.all(np.isfinite(scores)):
@@ -114,6 +119,24 @@ class ExponentialSelection:
     def __repr__(self):
         return (f"ExponentialSelection(epsilon={self.epsilon!r}, scoring={self.scoring!r}, "
                 f"n_splits={len(self.test_sizes)})")
+
+
+class OneClassFoldAUC:
+    """The ``"roc_auc"`` scorer, except that a validation fold with one class scores 0.
+
+    Such a fold has no (positive, negative) pair, so its count ``U`` is 0 whatever the
+    model; scikit-learn gives it NaN (older releases raise), which would stop a private
+    choice after the search is charged, and whether a fold has one class depends on
+    the private rows. The private choice therefore scores it 0, its exact count.
+    """
+
+    def __call__(self, estimator, X, y, **kwargs):
+        if np.unique(np.asarray(y)).size < 2:
+            return 0.0
+        return get_scorer("roc_auc")(estimator, X, y, **kwargs)
+
+    def __repr__(self):
+        return "OneClassFoldAUC()"
 
 
 def fold_pair_counts(y, folds):

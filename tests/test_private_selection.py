@@ -350,3 +350,51 @@ def test_auc_choice_refuses_targets_that_are_not_binary_before_the_charge(data):
     assert ledger.spent_budget == []
     with pytest.raises(ValueError, match="pair_counts"):
         ExponentialSelection(1.0, [3, 3], np.random.default_rng(0), scoring="roc_auc")
+
+
+def test_auc_choice_counts_a_one_class_validation_fold_as_zero_pairs():
+    """A probe's finding: a validation fold with one class scored NaN (older
+    scikit-learn: an error) and stopped the choice after the whole search was charged,
+    with a probability that depends on the private rows. Its count is 0 pairs."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.zeros(60, int)
+    y[:6] = 1
+    X[y == 1] += 1.0
+    for seed in range(50):  # folds where some validation fold has no positive
+        folds = list(IndependentFolds(5, random_state=seed).split(X))
+        pairs = fold_pair_counts(y, folds)
+        if 0 in pairs and all(len(np.unique(y[train])) == 2 for train, _ in folds):
+            break
+    assert 0 in pairs
+    ledger = BudgetAccountant()
+    grid = GridSearchCV(model(), GRID, cv=IndependentFolds(5, random_state=seed),
+                        scoring="roc_auc")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        search = PrivateSearchCV(grid, accountant=ledger, selection_epsilon=0.5).fit(X, y)
+    assert ledger.spent_budget == [(1.0, 1e-5)] * 11 + [(0.5, 0)]
+    zero = int(np.flatnonzero(np.asarray(pairs) == 0)[0])
+    assert np.all(search.cv_results_[f"split{zero}_test_score"] == 0.0)
+    # The mechanism counts such a fold as 0 even from a NaN score.
+    selection = ExponentialSelection(1.0, [len(t) for _, t in folds], rng,
+                                     scoring="roc_auc", pair_counts=pairs)
+    results = {f"split{k}_test_score": np.array([np.nan if pairs[k] == 0 else 0.5] * 2)
+               for k in range(5)}
+    expected = sum(p * 0.5 / (len(t) - 1) for p, (_, t) in zip(pairs, folds))
+    np.testing.assert_allclose(selection.utilities(results), [expected] * 2)
+
+
+def test_a_candidate_without_a_private_step_is_refused_before_the_charge(data):
+    """A probe's finding: a grid over [private estimator, LogisticRegression] was charged
+    for the private one only and could choose and refit the non-private one."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
+
+    X, y = data
+    ledger = BudgetAccountant()
+    grid = GridSearchCV(Pipeline([("clf", model())]),
+                        {"clf": [model(), LogisticRegression()]}, cv=2, scoring="accuracy")
+    with pytest.raises(TypeError, match="hold no private estimator"):
+        PrivateSearchCV(grid, accountant=ledger, selection_epsilon=0.5).fit(X, y)
+    assert ledger.spent_budget == []

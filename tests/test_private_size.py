@@ -283,3 +283,22 @@ def test_a_delta_not_below_one_over_n_warns():
         warnings.filterwarnings("error", ".*not below 1 / n")
         _auc(delta=1e-3, n_samples_budget=100).fit(X, y)
         _auc(delta=0.5, epsilon=np.inf).fit(X, y)
+
+
+def test_a_declared_size_under_replace_one_is_checked_on_the_rows_run():
+    """A probe's finding: with n_samples_budget=N and a replace-one solver the dry run
+    planned on N while the run plans on len(X); single-pass NSEG valid for N = 5,000
+    but not for 1,000 rows failed after the charge. Both sizes are now checked first."""
+    from skdpminimax.solvers import NoisyExtragradient
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 3))
+    y = (X[:, 0] > 0).astype(int)
+    ledger = BudgetAccountant()
+    est = DPAUCMaximizer(epsilon=1.0, delta=1e-6, data_norm=3.0, pos_ratio=0.5,
+                         accountant=ledger, n_samples_budget=5000,
+                         solver=NoisyExtragradient(mode="single_pass", batch_size=100,
+                                                   n_iter=20))
+    with pytest.raises(ValueError, match="at most"):
+        est.fit(X, y)
+    assert ledger.spent_budget == []

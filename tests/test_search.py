@@ -511,3 +511,41 @@ def test_a_pickled_copy_from_another_process_with_the_same_pid_is_refused(data, 
     monkeypatch.setattr(ledger_module, "_PROCESS_TOKEN", "another-process")
     with pytest.raises(LostLedgerError, match="pickled in process"):
         copied.fit(X, y)
+
+
+def test_spends_from_threads_never_exceed_the_budget():
+    """A probe's finding: diffprivlib's spend checks, then records; fits in threads on one
+    accountant could all pass the check (5 spends of epsilon 1 on an epsilon-4 ledger in
+    3 of 30 trials). The library's spends hold a lock over both."""
+    import sys
+    import threading
+
+    from diffprivlib.utils import BudgetError
+
+    from skdpminimax.privacy.ledger import spend, spend_all
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(100):  # unlocked: over budget in about 1 trial of 30
+            ledger = BudgetAccountant(epsilon=4.0, delta=1e-3)
+            barrier = threading.Barrier(8)
+
+            def work(k):
+                barrier.wait()
+                try:
+                    if k % 2:
+                        spend(ledger, 1.0, 1e-5)
+                    else:
+                        spend_all(ledger, [(1.0, 1e-5)])
+                except BudgetError:
+                    pass
+
+            threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert len(ledger.spent_budget) == 4
+    finally:
+        sys.setswitchinterval(interval)

@@ -60,27 +60,36 @@ def _check_prepared(objective, data, prepared):
 
 def check_shapes_on_stand_in(objective, n_features, y=None, groups=None):
     """Refuse, before any spend, an objective whose per-example blocks or ``prepare``
-    have the wrong shape, on a two-row stand-in batch (zero features; the first two
-    targets and group codes, already accepted by ``check_data``).
+    have the wrong shape, on stand-in batches of one and two rows (zero features; the
+    first targets and group codes, already accepted by ``check_data``).
 
     Shape and dtype are what the engine's own checks (:func:`per_example_rows`,
-    :func:`prepare_data`) refuse inside the solver, after the charge. Only those are
-    raised here: if the objective fails on the stand-in for another reason (zero rows
-    it cannot handle, say), the check is skipped and the run decides, as before.
+    :func:`prepare_data`) refuse inside the solver, after the charge. One row matters:
+    Poisson batches of one row are common on small data (``np.squeeze`` of a one-row
+    block is the typical slip), and how often they occur depends on the private size.
+    An objective that fails on both stand-ins for another reason (zero rows it cannot
+    handle, say) is left to the run; one that fails on one row only is refused.
     """
-    m = 2
-    take = (lambda a: None if a is None else np.asarray(a)[:m])
-    stand_in = SaddleData(np.zeros((m, n_features)), take(y), take(groups))
-    try:
-        w, v = objective.init_params(np.random.default_rng(0))
-        prepared = objective.prepare(stand_in)
-        grads = objective.per_example_grads(w, v, prepared)
-    except Exception:  # noqa: BLE001 - not a shape error: left to the real run
-        return
-    _check_prepared(objective, stand_in, prepared)
-    gw, gv = grads
-    per_example_rows(gw, m, np.size(w), "primal")
-    per_example_rows(gv, m, np.size(v), "dual")
+    failures = {}
+    for m in (2, 1):
+        take = (lambda a, m=m: None if a is None else np.asarray(a)[:m])
+        stand_in = SaddleData(np.zeros((m, n_features)), take(y), take(groups))
+        try:
+            w, v = objective.init_params(np.random.default_rng(0))
+            prepared = objective.prepare(stand_in)
+            gw, gv = objective.per_example_grads(w, v, prepared)
+        except Exception as exc:  # noqa: BLE001 - judged below
+            failures[m] = exc
+            continue
+        _check_prepared(objective, stand_in, prepared)
+        per_example_rows(gw, m, np.size(w), "primal")
+        per_example_rows(gv, m, np.size(v), "dual")
+    if 1 in failures and 2 not in failures:
+        raise ValueError(
+            f"{type(objective).__name__} fails on a batch of one row ({failures[1]!r}) but "
+            "not on two: Poisson-sampled batches of one row occur, and a failure there would "
+            "come after the charge. Keep every block two-dimensional (no np.squeeze)."
+        ) from failures[1]
 
 
 class SaddleData:

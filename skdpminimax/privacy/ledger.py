@@ -22,14 +22,43 @@ Two pieces make that impossible:
 
 import os
 import secrets
+import threading
 from contextlib import contextmanager
 
-from diffprivlib.accountant import BudgetAccountant
+from diffprivlib.accountant import Budget, BudgetAccountant
 from diffprivlib.utils import BudgetError
 
 from skdpminimax.privacy.budget import resolve_accountant
 
-__all__ = ["LedgerGuardMixin", "LostLedgerError", "PrepaidLedger", "fit_ledger"]
+__all__ = ["LedgerGuardMixin", "LostLedgerError", "PrepaidLedger", "fit_ledger", "spend",
+           "spend_all"]
+
+# diffprivlib's spend checks the budget, then appends: two threads fitting on one
+# accountant could both pass the check and exceed the budget together. Every spend of
+# this library goes through this lock (reentrant: a prepaid ledger's spend nests).
+_SPEND_LOCK = threading.RLock()
+
+
+def spend(accountant, epsilon, delta):
+    """``accountant.spend(epsilon, delta)``, its check and its record as one step."""
+    with _SPEND_LOCK:
+        return accountant.spend(epsilon, delta)
+
+
+def spend_all(accountant, entries):
+    """Spend every ``(epsilon, delta)`` of ``entries`` or none: the total is checked and
+    the entries recorded under one lock, so no other spend comes in between."""
+    entries = list(entries)
+    with _SPEND_LOCK:
+        total = accountant.total(spent_budget=accountant.spent_budget + entries)
+        if not Budget(accountant.epsilon, accountant.delta) >= total:
+            own = accountant.total(spent_budget=entries)
+            raise BudgetError(
+                f"{len(entries)} entries totalling {tuple(own)} on their own, {tuple(total)} "
+                f"with what the accountant has spent already, exceed its budget "
+                f"({accountant.epsilon}, {accountant.delta}). Nothing was spent.")
+        for epsilon, delta in entries:
+            accountant.spend(epsilon, delta)
 
 # Key of the process stamp in a pickled estimator's state. It must not end with "_"
 # (a failed fit deletes trailing-underscore attributes).
@@ -127,11 +156,12 @@ class PrepaidLedger(BudgetAccountant):
 
     def spend(self, epsilon, delta):
         """Record ``(epsilon, delta)`` and consume it from a covering prepaid entry."""
-        super().spend(epsilon, delta)  # checks first
-        entry = self._remaining[self._covering(epsilon, delta)]
-        entry[0] -= epsilon
-        entry[1] -= delta
-        self._remaining.sort()
+        with _SPEND_LOCK:
+            super().spend(epsilon, delta)  # checks first
+            entry = self._remaining[self._covering(epsilon, delta)]
+            entry[0] -= epsilon
+            entry[1] -= delta
+            self._remaining.sort()
         return self
 
     def close(self):

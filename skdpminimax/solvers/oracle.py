@@ -185,7 +185,10 @@ class NoisyGradientOracle:
         """Noisy gradients at ``(w, v)`` on rows ``idx`` (``None`` = all rows) with the
         given noise row (from :meth:`noise_block`; ``None`` without noise)."""
         batch = self.data.take(idx)
-        sw, sv = self.objective.clipped_grad_sums(w, v, batch, self.clip_w, self.clip_v)
+        if batch.n_samples:
+            sw, sv = self.objective.clipped_grad_sums(w, v, batch, self.clip_w, self.clip_v)
+        else:  # an empty Poisson batch: its sums are zero, whatever the objective does
+            sw, sv = np.zeros(np.size(w)), np.zeros(np.size(v))
         g_w = sw * self.inv_normalizer  # new arrays: the objective's are left untouched
         g_v = sv * self.inv_normalizer
         if noise is not None:
