@@ -229,23 +229,43 @@ def test_an_objective_that_changes_the_rows_is_refused_and_nothing_released(obje
     assert acc.spent_budget == []
 
 
-def test_shape_check_on_the_stand_in_skips_an_objective_that_fails_there():
-    """An objective that cannot evaluate the zero stand-in rows is not refused for it:
-    only shape and dtype errors are raised before the spend; the run decides the rest."""
+def test_objective_mistakes_fail_on_the_stand_in_before_the_spend():
+    """A user-style probe's findings: a start one coordinate short, a dual_set left None,
+    an objective indexing groups none were given for, and ratios shorter than the group
+    codes each failed inside the solver, after the charge. Any failure on the stand-in
+    batches (zero features, every group code) is now refused first."""
     from skdpminimax.objectives.base import check_shapes_on_stand_in
 
-    class NeedsNonZeroRows(CoupledMean):
-        def per_example_grads(self, w, v, data):
-            if not np.all(np.linalg.norm(data.X, axis=1) > 0):
-                raise ZeroDivisionError("a zero row")
-            return super().per_example_grads(w, v, data)
+    class ShortStart(CoupledMean):
+        def init_params(self, rng=None):
+            return np.zeros(self.a.size - 1), np.zeros(1)
 
-    check_shapes_on_stand_in(NeedsNonZeroRows(3, 3.0), 3)  # skipped, no error
+    class NoDualSet(CoupledMean):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.dual_set = None
+
+    class PerGroup(CoupledMean):
+        def __init__(self, n_features, data_norm, ratios=(0.5, 0.5)):
+            super().__init__(n_features, data_norm)
+            self.ratios = np.asarray(ratios)
+
+        def per_example_grads(self, w, v, data):
+            gw, gv = super().per_example_grads(w, v, data)
+            return gw / self.ratios[data.groups][:, None], gv
+
     X = np.random.default_rng(3).normal(size=(60, 3))
-    acc = BudgetAccountant()
-    DPSaddleEstimator(NeedsNonZeroRows, epsilon=1.0, data_norm=3.0, random_state=0,
-                      accountant=acc, solver=NoisySGDA(batch_size=16)).fit(X)
-    assert len(acc.spent_budget) == 1
+    groups = np.arange(60) % 3
+    cases = [(ShortStart, None, {}), (NoDualSet, None, {}),
+             (PerGroup, None, {}),  # groups read, none given
+             (PerGroup, {"ratios": (0.5, 0.5)}, {"sensitive_features": groups})]
+    for objective, params, fit_kw in cases:
+        acc = BudgetAccountant()
+        with pytest.raises(ValueError, match="stand-in batch"):
+            DPSaddleEstimator(objective, objective_params=params, epsilon=1.0,
+                              data_norm=3.0, accountant=acc).fit(X, **fit_kw)
+        assert acc.spent_budget == [], objective.__name__
+    check_shapes_on_stand_in(CoupledMean(3, 3.0), 3)  # a correct objective passes
     complex_rows = type("C", (CoupledMean,), {
         "per_example_grads": lambda self, w, v, d: (np.full((d.n_samples, 3), 1j),
                                                     np.zeros((d.n_samples, 1)))})

@@ -59,37 +59,49 @@ def _check_prepared(objective, data, prepared):
 
 
 def check_shapes_on_stand_in(objective, n_features, y=None, groups=None):
-    """Refuse, before any spend, an objective whose per-example blocks or ``prepare``
-    have the wrong shape, on stand-in batches of one and two rows (zero features; the
-    first targets and group codes, already accepted by ``check_data``).
+    """Refuse, before any spend, an objective that fails on stand-in batches or returns
+    blocks of the wrong shape.
 
-    Shape and dtype are what the engine's own checks (:func:`per_example_rows`,
-    :func:`prepare_data`) refuse inside the solver, after the charge. One row matters:
-    Poisson batches of one row are common on small data (``np.squeeze`` of a one-row
-    block is the typical slip), and how often they occur depends on the private size.
-    An objective that fails on both stand-ins for another reason (zero rows it cannot
-    handle, say) is left to the run; one that fails on one row only is refused.
+    The stand-ins hold zero features, the first targets (already accepted by
+    ``check_data``) and every group code once (group labels are public): two rows,
+    or one per group if there are more, and a batch of one row. Shape and dtype are
+    what the engine's own checks (:func:`per_example_rows`, :func:`prepare_data`)
+    refuse inside the solver, after the charge; an exception (a start of the wrong
+    size, a set without ``project``, an objective that indexes groups none were given
+    for) would come there too. One row matters: Poisson batches of one row are common
+    on small data (``np.squeeze`` of a one-row block is the typical slip), and how
+    often they occur depends on the private size. The stand-ins are built from public
+    quantities (and the first targets), so a refusal here does not depend on the other
+    rows.
     """
-    failures = {}
-    for m in (2, 1):
-        take = (lambda a, m=m: None if a is None else np.asarray(a)[:m])
-        stand_in = SaddleData(np.zeros((m, n_features)), take(y), take(groups))
+    codes = None if groups is None else np.unique(np.asarray(groups))
+    m = 2 if codes is None else max(2, codes.size)
+    for rows in (m, 1):
+        stand_in = SaddleData(
+            np.zeros((rows, n_features)),
+            None if y is None else np.resize(np.asarray(y)[:rows], rows),
+            None if codes is None else np.resize(codes, rows))
         try:
             w, v = objective.init_params(np.random.default_rng(0))
+            w, v = np.asarray(w, dtype=float), np.asarray(v, dtype=float)
+            objective.primal_set.project(w.copy())
+            objective.dual_set.project(v.copy())
             prepared = objective.prepare(stand_in)
             gw, gv = objective.per_example_grads(w, v, prepared)
-        except Exception as exc:  # noqa: BLE001 - judged below
-            failures[m] = exc
-            continue
+            objective.per_example_values(w, v, prepared)
+        except Exception as exc:  # noqa: BLE001 - any failure here would follow the charge
+            what = "one row" if rows == 1 else f"{rows} rows"
+            raise ValueError(
+                f"{type(objective).__name__} fails on a stand-in batch of {what} (zero "
+                f"features{'' if codes is None else ', every group code'}) before anything is "
+                f"spent: {type(exc).__name__}: {exc}. It would fail the same way inside the "
+                "solver, after the charge. Check init_params against the sets, "
+                "primal_set / dual_set, the blocks' shapes (keep them 2-D: no np.squeeze) "
+                "and what the objective reads from the data (groups, y)."
+            ) from exc
         _check_prepared(objective, stand_in, prepared)
-        per_example_rows(gw, m, np.size(w), "primal")
-        per_example_rows(gv, m, np.size(v), "dual")
-    if 1 in failures and 2 not in failures:
-        raise ValueError(
-            f"{type(objective).__name__} fails on a batch of one row ({failures[1]!r}) but "
-            "not on two: Poisson-sampled batches of one row occur, and a failure there would "
-            "come after the charge. Keep every block two-dimensional (no np.squeeze)."
-        ) from failures[1]
+        per_example_rows(gw, rows, np.size(w), "primal")
+        per_example_rows(gv, rows, np.size(v), "dual")
 
 
 class SaddleData:
