@@ -256,6 +256,7 @@ def search_budgets(search, X, y=None, *, groups=None, selection_epsilon=None):
         ``search.refit``, then ``(selection_epsilon, 0)`` if given.
     """
     _check_search(search)
+    search = _with_named_scoring(search, selection_epsilon)
     _check_selection(search, selection_epsilon)
     n_splits = _search_cv(search, y).get_n_splits(X, y, groups)
     return _budgets(search, _candidate_steps(search), n_splits, selection_epsilon)
@@ -275,6 +276,18 @@ def _budgets(search, candidate_steps, n_splits, selection_epsilon=None):
     return budgets
 
 
+def _with_named_scoring(search, selection_epsilon):
+    """``scoring=None`` on a classifier is scikit-learn's default, its ``score``:
+    accuracy. A private choice names it, so that it counts correct predictions (a
+    ``score`` method the estimator overrides is then not used)."""
+    if selection_epsilon is None or search.scoring is not None or not is_classifier(
+            search.estimator):
+        return search
+    search = copy.copy(search)  # the estimators stay the caller's
+    search.scoring = "accuracy"
+    return search
+
+
 def _check_selection(search, selection_epsilon):
     """Refuse, before anything is spent, a private choice the search cannot make."""
     if selection_epsilon is None:
@@ -287,7 +300,8 @@ def _check_selection(search, selection_epsilon):
         raise ValueError(
             f"selection_epsilon needs scoring in {SELECTION_SCORING} (scores that convert "
             f"into counts one row moves by at most 1, skdpminimax.selection); got "
-            f"scoring={search.scoring!r}. Nothing was spent."
+            f"scoring={search.scoring!r} (None means 'accuracy' for a classifier). Nothing "
+            "was spent."
         )
 
 
@@ -537,6 +551,7 @@ def charge_search(search, X, y=None, *, groups=None, accountant=None, selection_
 def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
     """:func:`charge_search` with the search's ``fit`` parameters (``groups`` among them)."""
     _check_search(search)
+    search = _with_named_scoring(search, selection_epsilon)
     _check_selection(search, selection_epsilon)
     search = _with_private_folds(search)
     if selection_epsilon is not None:

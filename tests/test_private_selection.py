@@ -163,7 +163,6 @@ def test_the_choice_is_charged_one_more_entry(data):
 @pytest.mark.parametrize("change, match", [
     (dict(refit=False), "refit=True"),
     (dict(scoring="balanced_accuracy"), "scoring"),
-    (dict(scoring=None), "scoring"),
 ])
 def test_a_choice_the_search_cannot_make_is_refused_before_the_charge(data, change, match):
     X, y = data
@@ -398,3 +397,21 @@ def test_a_candidate_without_a_private_step_is_refused_before_the_charge(data):
     with pytest.raises(TypeError, match="hold no private estimator"):
         PrivateSearchCV(grid, accountant=ledger, selection_epsilon=0.5).fit(X, y)
     assert ledger.spent_budget == []
+
+
+def test_default_scoring_of_a_classifier_search_is_the_accuracy_choice(data):
+    """A user-style probe: scoring=None (scikit-learn's default, accuracy for a
+    classifier) was refused with selection_epsilon."""
+    X, y = data
+    ledger = BudgetAccountant()
+    grid = GridSearchCV(model(), GRID, cv=2)
+    search = PrivateSearchCV(grid, accountant=ledger, selection_epsilon=0.5).fit(X, y)
+    assert search.search_.refit.scoring == "accuracy"
+    assert ledger.spent_budget[-1] == (0.5, 0)
+    assert search.best_params_ in [{"alpha": a} for a in GRID["alpha"]]
+    from skdpminimax import DPGroupFairRegressor
+    regression = GridSearchCV(DPGroupFairRegressor(epsilon=1.0, data_norm=3.0), GRID, cv=2)
+    with pytest.raises(ValueError, match="scoring"):
+        PrivateSearchCV(regression, accountant=ledger, selection_epsilon=0.5).fit(
+            X, X[:, 0])
+    assert len(ledger.spent_budget) == 6  # the classifier search only

@@ -290,3 +290,21 @@ def test_binary_string_labels_without_intercept():
     assert proba.shape == (300, 2)
     np.testing.assert_array_equal(clf.predict(X), clf.classes_[(proba[:, 1] > 0.5).astype(int)])
     assert set(clf.predict(X)) <= {"no", "yes"}
+
+
+def test_group_input_slips_get_clear_messages():
+    """A user-style probe: a fairlearn-style column name as sensitive_features gave
+    'must be 1-D or 2-D, got shape ()'; frequencies {0: 0.7, 1: 0.7} were silently
+    normalised. Counts are still accepted silently."""
+    X, y = make_classification(n_samples=120, n_features=4, random_state=0)
+    groups = np.arange(120) % 2
+    with pytest.raises(ValueError, match="not a column name"):
+        DPRobustClassifier(epsilon=1.0, data_norm=3.0).fit(X, y, sensitive_features="sex")
+    with pytest.warns(UserWarning, match="sum to 1.4"):
+        DPRobustClassifier(epsilon=1.0, data_norm=3.0, group_ratios={0: 0.7, 1: 0.7},
+                           accountant=BudgetAccountant()).fit(X, y, sensitive_features=groups)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        est = DPRobustClassifier(epsilon=1.0, data_norm=3.0, group_ratios=[60, 60],
+                                 accountant=BudgetAccountant())
+        est.fit(X, y, sensitive_features=groups)

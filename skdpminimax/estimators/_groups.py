@@ -4,6 +4,7 @@ Shared by the estimators that take ``sensitive_features``. All checks run in
 ``_validate_targets``, i.e. before any budget is spent.
 """
 
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -44,6 +45,12 @@ def encode_groups(sensitive_features, n_samples):
     ``sensitive_features`` is 1-D (one attribute) or 2-D (several attributes: a
     group is a combination of values, labelled by a tuple, as in fairlearn).
     """
+    if isinstance(sensitive_features, (str, bytes)):
+        # fairlearn's metrics accept column names; fit needs the values themselves.
+        raise ValueError(
+            f"sensitive_features={sensitive_features!r} is a single string: pass the group "
+            "labels themselves, one per row (e.g. X[column] of a DataFrame), not a column "
+            "name.")
     sf = np.asarray(sensitive_features)
     if sf.ndim == 2 and sf.shape[1] == 1:
         sf = sf[:, 0]
@@ -182,7 +189,14 @@ class GroupRatiosMixin:
         values = np.asarray(values, dtype=float)
         if np.any(~np.isfinite(values)) or np.any(values <= 0):
             raise ValueError(f"group_ratios must be positive, got {values.tolist()}.")
-        return values / values.sum()
+        total = float(values.sum())
+        if np.all(values <= 1.0) and abs(total - 1.0) > 1e-3:
+            # Counts are normalised silently; frequencies that miss 1 are likely a slip.
+            warnings.warn(
+                f"group_ratios {values.tolist()} sum to {total:g}, not 1: they are normalised "
+                f"to {np.round(values / total, 6).tolist()}. Pass frequencies that sum to 1, "
+                "or counts.", UserWarning)
+        return values / total
 
     # ---- the pipeline hooks of DPMinimaxEstimator for group frequencies ----------
     def _resolve_solver(self):

@@ -76,7 +76,9 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     multiplier_bound : float, default=1.0
         Bound on each Lagrange multiplier (``constraint="demographic_parity"`` only).
     group_ratios : dict, array-like or None, default=None
-        Public group frequencies; ``None``: private release (see Notes).
+        Public group frequencies (``{group: ratio}`` or aligned with the sorted group
+        labels), normalised to sum to 1 (counts may be given; frequencies that do not
+        sum to 1 warn); ``None``: private release (see Notes).
     group_ratios_budget : float, default=0.05
     fit_intercept : bool, default=True
     solver : str or solver object, default="sgda"

@@ -60,7 +60,8 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         empirical risk and worst-group risk).
     group_ratios : dict, array-like or None, default=None
         Public group frequencies: ``{group: ratio}``, or an array aligned with the
-        sorted group labels. ``None``: released privately (see Notes).
+        sorted group labels, normalised to sum to 1 (counts may be given; frequencies
+        that do not sum to 1 warn). ``None``: released privately (see Notes).
     group_ratios_budget : float, default=0.05
         Fraction of ``epsilon`` spent on the group counts when ``group_ratios`` is None.
     fit_intercept : bool, default=True
