@@ -98,3 +98,24 @@ def test_auc_objective_gradients_and_clipped_norms():
     expected = (gw * np.minimum(1.0, clip / norms)[:, None]).sum(axis=0)
     np.testing.assert_allclose(sw, expected, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(sv, np.clip(gv[:, 0], -0.1, 0.1).sum(keepdims=True))
+
+
+def test_a_clipped_step_computes_the_forward_pass_once():
+    """A user-style probe's profile: the MLP's forward pass ran three times per step
+    (scores, norms, weighted sum). It is shared now, with the same sums."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(20, 4))
+    y = np.where(np.arange(20) % 3 == 0, 1.0, -1.0)
+    scorer = MLPScorer(hidden_units=7)
+    obj = SquareLossAUC(4, pos_ratio=0.35, data_norm=10.0, radius=50.0, scorer=scorer)
+    w, v = obj.init_params(rng)
+    data = SaddleData(X, y)
+    calls = []
+    original = scorer._forward
+    scorer._forward = lambda theta, X: calls.append(1) or original(theta, X)
+    sw, sv = obj.clipped_grad_sums(w, v, data, 0.3, 0.1)
+    assert len(calls) == 1
+    gw, gv = obj.per_example_grads(w, v, data)  # the unshared path
+    norms = np.linalg.norm(gw, axis=1)
+    expected = (gw * np.minimum(1.0, 0.3 / norms)[:, None]).sum(axis=0)
+    np.testing.assert_allclose(sw, expected, rtol=1e-10, atol=1e-12)

@@ -95,11 +95,12 @@ class SquareLossAUC(SaddleObjective):
         aux = np.column_stack([s, s * data.y, squared_row_norms(data.X)])
         return type(data)(data.X, data.y, data.groups, aux, data.public_size)
 
-    def _grad_parts(self, w, v, data):
+    def _grad_parts(self, w, v, data, state=None):
         data = self.prepare(data)
         theta, a, b = self.split(w)
         s, sy = data.aux[:, 0], data.aux[:, 1]
-        h = self.scorer.scores(theta, data.X)
+        h = (self.scorer.scores(theta, data.X) if state is None
+             else self.scorer.scores(theta, data.X, state=state))
         dev = h - 0.5 * (a + b) - 0.5 * (a - b) * data.y
         s_dev = s * dev
         g_h = 2.0 * (s_dev - sy * (1.0 + v[0]))  # d f / d h
@@ -124,12 +125,16 @@ class SquareLossAUC(SaddleObjective):
         # Per-example primal norm^2 = g_h^2 ||grad h||^2 + g_centre^2: no need to form
         # the (m, dim w) matrix, which matters for wide scorers.
         data = self.prepare(data)  # once: _grad_parts reuses the precomputed columns
-        theta, _, _, _, g_h, g_centre, g_alpha = self._grad_parts(w, v, data)
-        grad_h_norms = self.scorer.grad_norms(theta, data.X, data.aux[:, 2])
+        # The scorer's forward pass once per batch (the MLP's is most of a step's cost).
+        forward = getattr(self.scorer, "forward", None)
+        state = None if forward is None else forward(self.split(w)[0], data.X)
+        theta, _, _, _, g_h, g_centre, g_alpha = self._grad_parts(w, v, data, state)
+        kw = {} if state is None else {"state": state}
+        grad_h_norms = self.scorer.grad_norms(theta, data.X, data.aux[:, 2], **kw)
         norms = np.hypot(g_h * grad_h_norms, g_centre)  # hypot: no overflow
         scale = clip_factors(norms, clip_w)
         sw = np.empty(self.n_theta + 2)
-        sw[: self.n_theta] = self.scorer.weighted_grad_sum(theta, data.X, g_h * scale)
+        sw[: self.n_theta] = self.scorer.weighted_grad_sum(theta, data.X, g_h * scale, **kw)
         centre = g_centre * scale
         total, signed = centre.sum(), centre @ data.y
         sw[self.n_theta] = 0.5 * (total + signed)  # positives' sum

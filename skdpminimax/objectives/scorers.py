@@ -25,18 +25,22 @@ class LinearScorer:
     def init_params(self, n_features, rng=None):
         return np.zeros(n_features)
 
-    def scores(self, theta, X):
+    def forward(self, theta, X):
+        """What the methods below share for one batch (nothing, for a linear score)."""
+        return None
+
+    def scores(self, theta, X, state=None):
         return X @ theta
 
     def score_grads(self, theta, X):
         """Per-example ``grad_theta h(theta; x_i)``: shape ``(m, n_params)``, dense."""
         return X.toarray() if sp.issparse(X) else X
 
-    def weighted_grad_sum(self, theta, X, weights):
+    def weighted_grad_sum(self, theta, X, weights, state=None):
         """``sum_i weights_i * grad_theta h(theta; x_i)`` without forming the Jacobian."""
         return weights @ X
 
-    def grad_norms(self, theta, X, sq_x=None):
+    def grad_norms(self, theta, X, sq_x=None, state=None):
         """Per-example ``||grad_theta h(theta; x_i)||`` (``sq_x``: precomputed ``||x_i||^2``)."""
         return np.sqrt(squared_row_norms(X) if sq_x is None else sq_x)
 
@@ -119,9 +123,15 @@ class MLPScorer:
         slope = np.where(Z > 0, 1.0, self.negative_slope)
         return Z * slope, slope * w2
 
-    def scores(self, theta, X):
+    def forward(self, theta, X):
+        """The batch's hidden activations and output weights' slopes ``(A, D)``: pass it
+        as ``state`` to the methods below so that one step computes the forward pass
+        once (it was computed three times: scores, norms, weighted sum)."""
+        return self._forward(theta, X)
+
+    def scores(self, theta, X, state=None):
         _, _, w2 = self._unpack(theta, X.shape[1])
-        A, _ = self._forward(theta, X)
+        A, _ = self._forward(theta, X) if state is None else state
         return A @ w2
 
     def score_grads(self, theta, X):
@@ -132,18 +142,18 @@ class MLPScorer:
         first = (D[:, :, None] * X[:, None, :]).reshape(m, -1)
         return np.hstack([first, D, A])
 
-    def weighted_grad_sum(self, theta, X, weights):
+    def weighted_grad_sum(self, theta, X, weights, state=None):
         """``sum_i weights_i * grad_theta h(theta; x_i)`` without forming the Jacobian."""
-        A, D = self._forward(theta, X)
+        A, D = self._forward(theta, X) if state is None else state
         G = D * weights[:, None]
         return np.concatenate([(G.T @ X).ravel(), G.sum(axis=0), weights @ A])
 
-    def grad_norms(self, theta, X, sq_x=None):
+    def grad_norms(self, theta, X, sq_x=None, state=None):
         """Per-example ``||grad_theta h(theta; x_i)||`` from the rank-one structure.
 
         ``sq_x`` are the precomputed ``||x_i||^2`` (computed here when not given).
         """
-        A, D = self._forward(theta, X)
+        A, D = self._forward(theta, X) if state is None else state
         if sq_x is None:
             sq_x = squared_row_norms(X)
         sq = np.einsum("ij,ij->i", D, D) * (sq_x + 1.0) + np.einsum("ij,ij->i", A, A)
