@@ -114,7 +114,7 @@ def test_group_estimators_default_solver(Estimator, kwargs):
     # the parity Lagrangian clips its primal at the scaled typical norm (a clip of 1
     # keeps the primal from following the multipliers), with a soft dual_reg of 0.01
     parity = kwargs.get("constraint") == "demographic_parity"
-    assert solver.clip_w == ("scaled" if parity else 1.0)
+    assert solver.clip_w == ("scaled" if parity else "auto_if_quiet")
     assert est.objective_.dual_reg == (0.01 if parity else 0.1)
     # the "scaled" rule reads the objective's public scale: GroupDRO declares one,
     # the parity Lagrangian none (its step stays "auto", 1 / L)
@@ -223,3 +223,33 @@ def test_robust_classifier_default_step_fits_without_noise():
         accuracy[step] = worst_class(est.fit(X, y).predict(X))
     assert accuracy["scaled"] >= reference - 0.02
     assert accuracy["auto"] < reference - 0.1
+
+
+def test_the_quiet_primal_clip_keeps_small_groups_weights():
+    """A user-style probe: with 3% positives (the groups are the classes) the generic
+    primal clip of 1 cut the q_g / pi_g reweighting even without noise (minority
+    accuracy 0.44 at epsilon 1 on 20,000 rows; 0.67 with a clip of 30). Where the noise
+    is quiet the clip grows towards 1 / pi_min typical norms; where it is not, the
+    generic clip stays (and the step is the one validated at it)."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=3000, n_features=6, weights=[0.95, 0.05],
+                               random_state=0)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    quiet = DPRobustClassifier(epsilon=np.inf, data_norm=6.0, random_state=0).fit(X, y)
+    typical = quiet.objective_.typical_grad_norms()[0]
+    weight = quiet.objective_.max_example_weight()
+    assert weight == pytest.approx(1.0 / quiet.objective_.group_ratios.min())
+    assert quiet.solver_info_["clip_w"] == pytest.approx(typical * weight)
+    noisy = DPRobustClassifier(epsilon=0.1, data_norm=6.0, random_state=0).fit(X, y)
+    assert noisy.solver_info_["clip_w"] == 1.0
+    generic = DPRobustClassifier(epsilon=np.inf, data_norm=6.0, random_state=0,
+                                 solver=NoisySGDA(step_size="scaled", n_epochs="auto",
+                                                  clip_v="auto", noise_allocation=0.3,
+                                                  average="tail", clip_w=1.0)).fit(X, y)
+    assert quiet.solver_info_["step_size"] == pytest.approx(generic.solver_info_["step_size"])
+
+    def minority_recall(est):
+        return float(np.mean(est.predict(X[y == 1]) == 1))
+
+    assert minority_recall(quiet) > minority_recall(generic) + 0.01  # 0.871 vs 0.853

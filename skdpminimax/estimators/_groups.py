@@ -30,8 +30,12 @@ __all__ = ["encode_groups", "encode_public_groups", "labels_array", "GroupRatios
 # is "scaled" (from the objective's public typical_solution_norm and the noise):
 # "auto"'s certified 1 / L left every group estimator far from its non-private
 # solution even without noise; n_epochs="auto" gives small data sets more than a few
-# dozen steps where the noise is small (benchmarks/estimator_defaults.py).
+# dozen steps where the noise is small (benchmarks/estimator_defaults.py). The primal
+# clip is the generic 1 where the noise is not small; where it is ("auto_if_quiet"),
+# the typical norm times up to 1 / pi_min, so that the q_g / pi_g weights of small
+# groups are not clipped away (docs/benchmarks.md, "The group estimators' primal clip").
 GROUP_SGDA_DEFAULTS = {"step_size": "scaled", "n_epochs": "auto", "clip_v": "auto",
+                       "clip_w": "auto_if_quiet",
                        "noise_allocation": 0.3, "average": "tail"}
 
 

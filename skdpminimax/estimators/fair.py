@@ -83,7 +83,9 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     fit_intercept : bool, default=True
     solver : str or solver object, default="sgda"
         ``"sgda"``: ``NoisySGDA(step_size="scaled", n_epochs="auto", clip_v="auto",
-        noise_allocation=0.3, average="tail")``, whose dual clips come from the
+        clip_w="auto_if_quiet", noise_allocation=0.3, average="tail")`` (for
+        ``"minimax_loss"``; the primal clip grows towards ``1 / pi_min`` typical norms
+        where the noise is quiet, see :class:`DPRobustClassifier`, Notes), whose dual clips come from the
         objective (the per-example dual gradient grows like ``1 / pi_g``: for
         ``"minimax_loss"`` one clip per group, for ``"demographic_parity"`` one per
         multiplier, :meth:`~skdpminimax.objectives.DemographicParityRegression.typical_dual_clips`; see

@@ -111,7 +111,8 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     ``q`` drifts towards large groups and the model towards plain logistic
     regression; one at ``loss / pi_min`` gives every coordinate the smallest
     group's noise. The default ``solver="sgda"`` is ``NoisySGDA(step_size="scaled",
-    n_epochs="auto", clip_v="auto", noise_allocation=0.3, average="tail")``: the dual
+    n_epochs="auto", clip_v="auto", clip_w="auto_if_quiet", noise_allocation=0.3,
+    average="tail")``: the dual
     gets 30% of each step's privacy loss and **one clip per group**,
     ``c_g = ell(0) / max(pi_g, r)`` with ``ell(0)`` the loss at score 0 (``log 2``
     for two classes, the log of the number of classes otherwise) and
@@ -128,6 +129,15 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     (:meth:`GroupDRO.typical_solution_norm`) and shrinks with the noise; it is never
     below the certified ``1 / L``. Small data sets get more than 15 epochs (up to
     8,000 steps) where the noise is small. All of it is public.
+
+    **Clipping the primal.** An example's primal gradient carries the weight
+    ``q_g / pi_g``: on a small group it can reach ``1 / pi_min`` times the typical
+    norm. The generic clip of 1 cuts that weight even without noise (3% positives,
+    20,000 rows: worst-class accuracy 0.66 against 0.70 with room for it). So where a
+    step's noise is quiet (``clip_w="auto_if_quiet"``: relative noise energy ``E`` at
+    the typical norm at most 0.1) the clip is the typical norm times
+    ``k = min(1 / pi_min, sqrt(0.01 / E))`` (at least 1), public quantities only; where
+    the noise is not quiet it stays 1, and the step is the one validated at 1.
 
     Examples
     --------

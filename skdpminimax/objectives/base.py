@@ -270,6 +270,17 @@ class SaddleObjective(ABC):
         """Lipschitz constant of the gradient map (``np.inf`` if unknown)."""
         return np.inf
 
+    def max_example_weight(self):
+        """How many times :meth:`typical_grad_norms`'s primal norm an example's weight in
+        the data term can reach (public; default 1).
+
+        Reweighting objectives (worst-group risk weighs an example ``q_g / pi_g``) give
+        ``max q_g / pi_g``. ``clip_w="auto_if_quiet"`` lets the clip grow towards that
+        many typical norms where the noise is quiet, so that the reweighting is not
+        clipped away.
+        """
+        return 1.0
+
     def reg_curvature(self):
         """``(c_w, c_v)``: curvature of the data-free term ``r`` in ``w`` and in ``v``
         (the largest eigenvalue of its Hessian's magnitude in each block).
@@ -391,6 +402,9 @@ class RegularizedObjective(SaddleObjective):
 
     def smoothness(self):
         return self.base.smoothness() + max(self.lam_w, self.lam_v)
+
+    def max_example_weight(self):
+        return self.base.max_example_weight()
 
     def reg_curvature(self):
         cw, cv = self.base.reg_curvature()

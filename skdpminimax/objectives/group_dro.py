@@ -189,6 +189,10 @@ class GroupDRO(SaddleObjective):
         return (float(self.loss.grad_bound(0.0) * kappa),
                 float(self.loss.value_bound(0.0) / np.sqrt(pi_min)))
 
+    def max_example_weight(self):
+        # An example weighs q_g / pi_g with q in the simplex: at most 1 / pi_min.
+        return float(1.0 / self.group_ratios.min())
+
     def typical_dual_clips(self, noise_scale):
         # Group g's coordinate is clipped at its start value ell(0) / pi_g, so no group's
         # risk is under-counted against another's (a scalar clip below ell(0) / pi_min

@@ -51,7 +51,9 @@ def resolve_clip_norms(objective, clip_w, clip_v):
         if isinstance(user, str) and user in ("auto", "scaled"):
             user = typical[b]  # the objective's public typical norm (see typical_grad_norms)
         elif isinstance(user, str) and user == "auto_if_quiet":
-            user = max(typical[b], GENERIC_CLIP)
+            # Primal: up to max_example_weight() typical norms (NoisySGDA's quiet rule).
+            weight = getattr(objective, "max_example_weight", lambda: 1.0)() if b == 0 else 1.0
+            user = max(typical[b] * max(1.0, float(weight)), GENERIC_CLIP)
         c = min(math.inf if user is None else float(user), float(bound))
         if not math.isfinite(c):
             raise ValueError(

@@ -55,6 +55,16 @@ _NONCONVEX_RUN_NOISE = 20.0
 # objective's default: 0.4 to 4.4 AUC points where E <= 0.1 (large data, large
 # epsilon), unchanged elsewhere (docs/benchmarks.md, "The linear AUC clip").
 _QUIET_ENERGY = 0.1
+# ... and for a reweighting objective (max_example_weight() > 1) the clip grows towards
+# that weight while k^2 E stays at most _REWEIGHT_ENERGY: the group estimators' default
+# since "The group estimators' primal clip" (docs/benchmarks.md; 0.1 lost up to 5
+# points at epsilon = 10 on two regression sets, 0.01 none beyond 0.9).
+_REWEIGHT_ENERGY = 0.01
+
+
+def _max_weight(objective):
+    """The objective's largest example weight (1 for an objective without weights)."""
+    return float(getattr(objective, "max_example_weight", lambda: 1.0)())
 
 
 def _nonconvex_step_clip(energy, n_steps):
@@ -306,7 +316,14 @@ class NoisySGDA(PrivateSolver):
         )
         energy = primal_noise_energy(at_typical, objective.n_primal, sampler)
         if self.clip_w == "auto_if_quiet":
-            return typical if energy <= _QUIET_ENERGY else GENERIC_CLIP
+            if energy > _QUIET_ENERGY:
+                return GENERIC_CLIP
+            # Reweighting objectives (worst-group risk: q_g / pi_g) move examples' gradients
+            # up to max_example_weight() times the typical norm. Where the noise is quiet,
+            # room for them: the clip grows k-fold, k up to that weight, while the noise
+            # relative to a typical gradient stays small (k^2 E <= _REWEIGHT_ENERGY).
+            room = math.sqrt(_REWEIGHT_ENERGY / energy) if energy > 0 else math.inf
+            return typical * max(1.0, min(_max_weight(objective), room))
         return typical / math.sqrt(1.0 + energy)
 
     def _check_objective(self, objective):
@@ -331,7 +348,17 @@ class NoisySGDA(PrivateSolver):
             if scaled:
                 energy = primal_noise_energy(calibration, objective.n_primal, sampler)
                 if scale is not None:
-                    eta = max(auto, scale / (clip_w * np.sqrt(calibration.n_steps))
+                    # The convex step D / (G sqrt T) for gradients of norm G: the clip,
+                    # except where "auto_if_quiet" raised it above the typical norm to
+                    # keep reweighted examples whole (the weights average to 1, so the
+                    # mean gradient keeps the typical scale).
+                    grad_scale = clip_w
+                    if self.clip_w == "auto_if_quiet" and _max_weight(objective) > 1.0:
+                        # The clip was raised to keep reweighted examples whole; the
+                        # weights average to 1, so the step stays the one the group
+                        # defaults were validated with, at the generic clip.
+                        grad_scale = min(clip_w, GENERIC_CLIP)
+                    eta = max(auto, scale / (grad_scale * np.sqrt(calibration.n_steps))
                               / (1.0 + energy) ** 2)
                 elif objective.strong_convexity()[0] < 0:  # nonconvex (the MLP)
                     eta = _nonconvex_step_clip(energy, calibration.n_steps) / clip_w
