@@ -501,9 +501,11 @@ def charge_search(search, X, y=None, *, groups=None, accountant=None, selection_
     included); when the splitter draws other folds at each call (it shuffles without a
     fixed ``random_state``), the prepaid search replays the checked folds in place of
     its ``cv``. A splitter whose ``get_n_splits`` disagrees with its ``split`` is
-    refused. Not covered, so their fits fail after the charge: ``X`` after an earlier
-    pipeline step (its values and width, hence the calibration; only its row count
-    is checked), a step under a ``TransformedTargetRegressor``, ``FeatureUnion`` or
+    refused. Where earlier pipeline steps transform ``X`` they are fitted (clones, on
+    the full data and on each fold, as the search will) and the private step checks
+    what they output. Not covered, so their fits fail after the charge: ``X`` after
+    an earlier private step, or after earlier steps that fail here (only its row count
+    is checked then), a step under a ``TransformedTargetRegressor``, ``FeatureUnion`` or
     ``ColumnTransformer`` (its parameters only) and diffprivlib steps (their
     ``_validate_params`` only: diffprivlib checks its own parameters and data at
     fit). A candidate that fails its checks is refused even with
@@ -786,6 +788,29 @@ def _route(candidate, path, fit_params):
     return fit_params, x_unchanged
 
 
+def _through_earlier_steps(candidate, path, X, y):
+    """``X`` as the private step at ``path`` would receive it: the earlier pipeline steps
+    fitted (clones) and applied, or ``None`` where that cannot be replayed before the
+    charge (an earlier private step would spend; an earlier step fails here, perhaps
+    for want of its fit parameters). Nothing is released: the result only feeds the
+    private step's own checks (NaN that a scaler passes through, a width its
+    calibration depends on)."""
+    estimator = candidate
+    try:
+        for name in path.split("__"):
+            names = [step_name for step_name, _ in estimator.steps]
+            earlier = [step for _, step in estimator.steps[:names.index(name)]
+                       if step not in (None, "passthrough")]
+            if any(_is_private(step) or _holds_private([step]) for step in earlier):
+                return None
+            for step in earlier:
+                X = clone(step).fit_transform(X, y)
+            estimator = estimator.named_steps[name]
+    except Exception:  # noqa: BLE001 - the old rows-only check, as before
+        return None
+    return X
+
+
 def _check_fits(search, X, y, fit_params):
     """Run, for every private step of every candidate, what its fit checks before its
     spend, on the full data (see charge_search's Notes for what is covered)."""
@@ -795,7 +820,11 @@ def _check_fits(search, X, y, fit_params):
                      if isinstance(step, DPMinimaxEstimator) else None)
             if route is not None:
                 step_params, x_unchanged = route
-                step._check_fit(X, y, rows_only=not x_unchanged, **step_params)
+                X_step = X if x_unchanged else _through_earlier_steps(candidate, path, X, y)
+                if X_step is None:  # could not replay the earlier steps: rows only
+                    step._check_fit(X, y, rows_only=True, **step_params)
+                else:
+                    step._check_fit(X_step, y, **step_params)
             elif hasattr(step, "_validate_params"):
                 step._validate_params()
 

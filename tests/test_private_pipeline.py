@@ -315,3 +315,27 @@ def test_target_transformer_steps_are_charged_when_the_search_runs():
     search = GridSearchCV(regressor, {}, cv=2, refit=False)
     PrivateSearchCV(search, accountant=ledger).fit(X_train, y_train.astype(float))
     assert sorted(ledger.spent_budget) == [(0.5, 0.0)] * 2 + [(1.0, 1e-5)] * 2
+
+
+def test_a_search_replays_earlier_non_private_steps_for_its_checks():
+    """A user-style probe: NaN in X behind a StandardScaler (which passes NaN through)
+    was found by the first fit, after the whole search had been charged (epsilon 7.5).
+    The earlier non-private steps are now fitted (clones) for the checks, so the
+    private step checks the X it will receive, on the full data and on each fold."""
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = make_classification(n_samples=200, n_features=5, random_state=0)
+    X_nan = X.copy()
+    X_nan[7, 2] = np.nan
+    grid = GridSearchCV(
+        make_pipeline(StandardScaler(), DPAUCMaximizer(epsilon=1.0, data_norm=5.0,
+                                                       pos_ratio=0.5)),
+        {"dpaucmaximizer__alpha": [1e-4, 1e-2]}, cv=3, scoring="roc_auc")
+    ledger = BudgetAccountant()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with pytest.raises(ValueError, match="NaN"):
+            PrivateSearchCV(grid, accountant=ledger, selection_epsilon=0.5).fit(X_nan, y)
+        assert ledger.spent_budget == []
+        PrivateSearchCV(grid, accountant=ledger, selection_epsilon=0.5).fit(X, y)
+    assert len(ledger.spent_budget) == 8
