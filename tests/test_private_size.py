@@ -302,3 +302,18 @@ def test_a_declared_size_under_replace_one_is_checked_on_the_rows_run():
     with pytest.raises(ValueError, match="at most"):
         est.fit(X, y)
     assert ledger.spent_budget == []
+
+
+def test_a_declared_size_far_from_the_rows_warns():
+    """A user-style probe: n_samples_budget=10**9 on 569 rows planned 234 million steps
+    with no hint but the delta warning."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(100, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.warns(UserWarning, match="more than twice as far"):
+        DPAUCMaximizer(epsilon=1.0, data_norm=3.0, pos_ratio=0.5, n_samples_budget=1000,
+                       accountant=BudgetAccountant()).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        DPAUCMaximizer(epsilon=1.0, delta=1e-4, data_norm=3.0, pos_ratio=0.5,
+                       n_samples_budget=120, accountant=BudgetAccountant()).fit(X, y)
