@@ -89,7 +89,7 @@ _SHARED_PARAMETER_DOCS = """    n_samples_budget : float in (0, 1), int >= 1 or 
         sizes far off, docs/benchmarks.md). An int is a public size to plan on (for
         example a published data set's size), the same whichever neighbour is fitted:
         nothing is spent and the plan does not depend on the data (a fit warns when
-        ``len(X)`` is more than twice as far from it: a typo). ``"public"`` plans
+        ``len(X)`` is more than ten times as far from it: a typo). ``"public"`` plans
         on ``len(X)``, which the released plan (``planning_size_``, ``n_iter_``)
         then reveals: the add/remove-one guarantee holds only among data sets of that
         size, so such a fit warns (``PrivacyLeakWarning``). Unused under replace-one
@@ -392,14 +392,6 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         size_spec = getattr(self, "n_samples_budget", DEFAULT_N_SAMPLES_BUDGET)
         declared = _declared_size(size_spec)
         size_is_public = size_spec == "public" or declared is not None
-        if declared is not None and not declared / 2 <= n_samples <= 2 * declared:
-            # A typo (10**9 for 10**3) plans a run of the declared size: millions of
-            # steps on mostly empty batches. A warning to whoever fits, not a release.
-            warnings.warn(
-                f"n_samples_budget={declared} declares a public size more than twice as far "
-                f"from the {n_samples} rows given: the run is planned on {declared} (its "
-                "sampling rate and number of steps). Declare the size of the data set you "
-                "fit.", UserWarning)
         # Private constants are released under the solver's neighbouring relation
         # (replace-one doubles a histogram's L1 sensitivity); unknown means replace-one.
         relation = _dry_run(solver, probe, declared or n_samples, train_budget,
@@ -416,6 +408,16 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         task_data = {**task_data, "neighboring_relation": relation}
         if _CHECK_ONLY.get():  # _check_fit: every check passed; stop before the spend
             return None
+        if (add_remove and declared is not None
+                and not declared / 10 <= n_samples <= 10 * declared):
+            # A typo (10**9 for 10**3) plans the run on the declared size: millions of
+            # steps on nearly empty batches. (Folds of a search, a fraction of the
+            # declared size, stay within the factor.) A warning to whoever fits.
+            warnings.warn(
+                f"n_samples_budget={declared} declares a public size more than ten times "
+                f"as far from the {n_samples} rows given: the run is planned on {declared} "
+                "(its sampling rate and number of steps). Declare the size of the data set "
+                "you fit.", UserWarning)
 
         warn_if_replayable(self.random_state, budget.epsilon)
         if add_remove and size_spec == "public" and not math.isinf(budget.epsilon):

@@ -638,6 +638,26 @@ def _refuse_non_private_candidates(search, candidate_steps):
             "private, and a private choice could pick one and refit it. Search only "
             "candidates built on skdpminimax estimators or diffprivlib models."
         )
+    # The model a search scores and refits is the last step: a private scaler before a
+    # plain scikit-learn classifier leaves the classifier fitted without noise.
+    for params, candidate in zip(_candidates(search), _candidate_estimators(search)):
+        final = _final_step(candidate)
+        if not _is_private(final):
+            raise TypeError(
+                f"The candidate {params!r} ends in {type(final).__name__}, which is not "
+                "private: it is fitted on the private rows without noise (the charge covers "
+                "only its private steps), and it is what the search scores and refits. End "
+                "every candidate in a skdpminimax estimator or a diffprivlib model."
+            )
+
+
+def _final_step(estimator):
+    """The estimator a (possibly nested) pipeline ends in (a target transformer's
+    regressor: the transformer only maps y)."""
+    while isinstance(estimator, (Pipeline, TransformedTargetRegressor)):
+        estimator = (estimator.steps[-1][1] if isinstance(estimator, Pipeline)
+                     else estimator.regressor)
+    return estimator
 
 
 def _mixes_relations(candidate_steps):
@@ -796,6 +816,8 @@ def _through_earlier_steps(candidate, path, X, y):
     private step's own checks (NaN that a scaler passes through, a width its
     calibration depends on)."""
     estimator = candidate
+    # A copy: a transformer with copy=False would rewrite the caller's X in place.
+    X = X.copy() if hasattr(X, "copy") else np.array(X, copy=True)
     try:
         for name in path.split("__"):
             names = [step_name for step_name, _ in estimator.steps]

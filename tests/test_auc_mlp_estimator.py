@@ -129,3 +129,32 @@ def test_mlp_step_is_capped_by_the_regulariser_curvature(alpha):
     assert est.solver_info_["step_size"] * alpha <= 1.0 + 1e-12
     assert np.all(np.isfinite(est.decision_function(X)))
     assert np.all(np.isfinite(est.scorer_params_))
+
+
+def test_auto_step_is_capped_by_the_regulariser_too():
+    """A review's finding: step_size="auto" on the MLP (no smoothness: 0.1) was not
+    capped, so at alpha = 100 step x alpha = 10 and the weights sat on the radius."""
+    X, y = _data()
+    est = DPAUCMaximizer(scorer="mlp", hidden_units=8, alpha=100.0, epsilon=np.inf,
+                         data_norm=4.0, random_state=0,
+                         solver=NoisySGDA(step_size="auto", n_epochs=3)).fit(X, y)
+    assert est.solver_info_["step_size"] * 100.0 <= 1.0 + 1e-12
+
+
+def test_a_scorer_subclass_without_the_state_parameter_still_fits():
+    """A review's finding: MLPScorer subclasses overriding scores(theta, X) failed with
+    an unexpected keyword 'state' inside the solver, after the spend."""
+    from skdpminimax.objectives import SquareLossAUC
+    from skdpminimax.objectives.base import SaddleData
+    from skdpminimax.objectives.scorers import MLPScorer
+
+    class Halved(MLPScorer):
+        def scores(self, theta, X):
+            return 0.5 * super().scores(theta, X)
+
+    X, y = _data()
+    obj = SquareLossAUC(2, pos_ratio=0.5, data_norm=4.0, radius=50.0,
+                        scorer=Halved(hidden_units=4))
+    w, v = obj.init_params(np.random.default_rng(0))
+    sw, sv = obj.clipped_grad_sums(w, v, SaddleData(X, np.where(y == 1, 1.0, -1.0)), 1.0, 1.0)
+    assert np.all(np.isfinite(sw)) and sw.shape == w.shape

@@ -350,3 +350,24 @@ def test_an_objective_that_breaks_on_one_row_is_refused_before_the_spend():
     DPSaddleEstimator(FailsOnEmpty, epsilon=1.0, data_norm=3.0, random_state=0,
                       accountant=BudgetAccountant(),
                       solver=NoisySGDA(batch_size=1, n_iter=30)).fit(X)
+
+
+def test_stand_in_checks_the_per_step_methods_too():
+    """A review's finding: an overridden clipped_grad_sums or reg_grad of the wrong
+    shape was only met by the solver, after the charge (or broadcast silently)."""
+
+    class BadSums(CoupledMean):
+        def clipped_grad_sums(self, w, v, data, clip_w, clip_v):
+            sw, sv = super().clipped_grad_sums(w, v, data, clip_w, clip_v)
+            return sw[None, :], sv
+
+    class BadReg(CoupledMean):
+        def reg_grad(self, w, v):
+            return 0.0, -self.lam * v
+
+    X = np.random.default_rng(5).normal(size=(40, 3))
+    for objective, what in [(BadSums, "clipped_grad_sums"), (BadReg, "reg_grad")]:
+        acc = BudgetAccountant()
+        with pytest.raises(ValueError, match=what):
+            DPSaddleEstimator(objective, epsilon=1.0, data_norm=3.0, accountant=acc).fit(X)
+        assert acc.spent_budget == []

@@ -339,3 +339,37 @@ def test_a_search_replays_earlier_non_private_steps_for_its_checks():
         assert ledger.spent_budget == []
         PrivateSearchCV(grid, accountant=ledger, selection_epsilon=0.5).fit(X, y)
     assert len(ledger.spent_budget) == 8
+
+
+def test_a_candidate_ending_in_a_non_private_model_is_refused():
+    """A review's finding: Pipeline([diffprivlib scaler, LogisticRegression]) passed the
+    check for a private step and was charged for the scaler only; the classifier, what
+    the search scores and refits, was fitted without noise."""
+    X, y = make_classification(n_samples=120, n_features=4, random_state=0)
+    grid = GridSearchCV(Pipeline([("sc", DPStandardScaler(epsilon=1.0, bounds=(-5, 5))),
+                                  ("clf", LogisticRegression())]),
+                        {"clf__C": [0.1, 1.0]}, cv=3)
+    ledger = BudgetAccountant()
+    with pytest.raises(TypeError, match="ends in LogisticRegression"):
+        PrivateSearchCV(grid, accountant=ledger).fit(X, y)
+    assert ledger.spent_budget == []
+
+
+def test_replaying_earlier_steps_leaves_the_callers_x_alone():
+    """A review's finding: a transformer with copy=False rewrote the caller's X in
+    place during the checks, so the search then fitted twice-transformed data."""
+    from sklearn.preprocessing import PowerTransformer
+
+    X, y = make_classification(n_samples=150, n_features=4, random_state=1)
+    X = np.abs(X) + 0.5
+    before = X.copy()
+    grid = GridSearchCV(
+        make_pipeline(PowerTransformer(copy=False, standardize=False),
+                      DPAUCMaximizer(epsilon=1.0, data_norm=10.0, pos_ratio=0.5)),
+        {"dpaucmaximizer__alpha": [1e-4]}, cv=2, scoring="roc_auc")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        search_budgets(grid, X, y)
+        from skdpminimax.search import charge_search
+        charge_search(grid, X, y, accountant=BudgetAccountant())
+    np.testing.assert_array_equal(X, before)

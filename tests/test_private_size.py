@@ -310,10 +310,14 @@ def test_a_declared_size_far_from_the_rows_warns():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(100, 3))
     y = (X[:, 0] > 0).astype(int)
-    with pytest.warns(UserWarning, match="more than twice as far"):
-        DPAUCMaximizer(epsilon=1.0, data_norm=3.0, pos_ratio=0.5, n_samples_budget=1000,
+    with pytest.warns(UserWarning, match="more than ten times"):
+        DPAUCMaximizer(epsilon=1.0, data_norm=3.0, pos_ratio=0.5, n_samples_budget=10**4,
                        accountant=BudgetAccountant()).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         DPAUCMaximizer(epsilon=1.0, delta=1e-4, data_norm=3.0, pos_ratio=0.5,
-                       n_samples_budget=120, accountant=BudgetAccountant()).fit(X, y)
+                       n_samples_budget=500, accountant=BudgetAccountant()).fit(X, y)
+        # replace-one plans on len(X) whatever is declared: nothing to warn about
+        DPAUCMaximizer(epsilon=1.0, delta=1e-5, data_norm=3.0, pos_ratio=0.5,
+                       n_samples_budget=10**4, accountant=BudgetAccountant(),
+                       solver=NoisySGDA(sampler="without_replacement")).fit(X, y)

@@ -126,8 +126,10 @@ class SquareLossAUC(SaddleObjective):
         # the (m, dim w) matrix, which matters for wide scorers.
         data = self.prepare(data)  # once: _grad_parts reuses the precomputed columns
         # The scorer's forward pass once per batch (the MLP's is most of a step's cost).
-        forward = getattr(self.scorer, "forward", None)
-        state = None if forward is None else forward(self.split(w)[0], data.X)
+        # Only the library's own scorers: a subclass may override a method without
+        # the state parameter.
+        shares = type(self.scorer) in (LinearScorer, MLPScorer)
+        state = self.scorer.forward(self.split(w)[0], data.X) if shares else None
         theta, _, _, _, g_h, g_centre, g_alpha = self._grad_parts(w, v, data, state)
         kw = {} if state is None else {"state": state}
         grad_h_norms = self.scorer.grad_norms(theta, data.X, data.aux[:, 2], **kw)

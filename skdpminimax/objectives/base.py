@@ -58,13 +58,19 @@ def _check_prepared(objective, data, prepared):
     return prepared
 
 
+# At most this many stand-in rows (one per group code, spread over the codes).
+_STAND_IN_ROWS = 64
+
+
 def check_shapes_on_stand_in(objective, n_features, y=None, groups=None):
     """Refuse, before any spend, an objective that fails on stand-in batches or returns
     blocks of the wrong shape.
 
     The stand-ins hold zero features, the first targets (already accepted by
-    ``check_data``) and every group code once (group labels are public): two rows,
-    or one per group if there are more, and a batch of one row. Shape and dtype are
+    ``check_data``) and every group code once (group labels are public; up to 64
+    codes spread over them, the largest included): two rows, or one per code if
+    there are more, and a batch of one row. ``per_example_grads``,
+    ``per_example_values``, ``clipped_grad_sums`` and ``reg_grad`` are called. Shape and dtype are
     what the engine's own checks (:func:`per_example_rows`, :func:`prepare_data`)
     refuse inside the solver, after the charge; an exception (a start of the wrong
     size, a set without ``project``, an objective that indexes groups none were given
@@ -75,6 +81,8 @@ def check_shapes_on_stand_in(objective, n_features, y=None, groups=None):
     rows.
     """
     codes = None if groups is None else np.unique(np.asarray(groups))
+    if codes is not None and codes.size > _STAND_IN_ROWS:  # spread over the codes, the
+        codes = codes[np.linspace(0, codes.size - 1, _STAND_IN_ROWS).astype(int)]  # last kept
     m = 2 if codes is None else max(2, codes.size)
     for rows in (m, 1):
         stand_in = SaddleData(
@@ -89,6 +97,9 @@ def check_shapes_on_stand_in(objective, n_features, y=None, groups=None):
             prepared = objective.prepare(stand_in)
             gw, gv = objective.per_example_grads(w, v, prepared)
             objective.per_example_values(w, v, prepared)
+            # What the solvers call on every step, overridden or not.
+            sums = objective.clipped_grad_sums(w, v, prepared, 1.0, 1.0)
+            regs = objective.reg_grad(w, v)
         except Exception as exc:  # noqa: BLE001 - any failure here would follow the charge
             what = "one row" if rows == 1 else f"{rows} rows"
             raise ValueError(
@@ -102,6 +113,12 @@ def check_shapes_on_stand_in(objective, n_features, y=None, groups=None):
         _check_prepared(objective, stand_in, prepared)
         per_example_rows(gw, rows, np.size(w), "primal")
         per_example_rows(gv, rows, np.size(v), "dual")
+        for what, (a, b) in (("clipped_grad_sums", sums), ("reg_grad", regs)):
+            if np.shape(a) != np.shape(w) or np.shape(b) != np.shape(v):
+                raise ValueError(
+                    f"{type(objective).__name__}.{what} returned blocks of shapes "
+                    f"{np.shape(a)} and {np.shape(b)}; the parameters have shapes "
+                    f"{np.shape(w)} and {np.shape(v)}. Nothing was spent.")
 
 
 class SaddleData:

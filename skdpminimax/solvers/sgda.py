@@ -140,7 +140,8 @@ class NoisySGDA(PrivateSolver):
         the certified ``L`` is far above the curvature met. ``"scaled"`` uses
         ``max(auto, D / (C_w sqrt(T)) / (1 + E)^2)``: the convex step for a solution
         of norm ``D`` (the objective's public ``typical_solution_norm()``; ``"auto"``
-        when it has none), ``C_w`` the primal clip, ``T`` the steps and
+        when it has none), ``C_w`` the primal clip (at most 1 where
+        ``clip_w="auto_if_quiet"`` raised it for heavy examples), ``T`` the steps and
         ``E = d_w (z_w s / m)^2`` a step's primal noise energy relative to the clip.
         It is never below ``"auto"`` and falls back to it as the noise grows, and never
         above ``1 / mu`` for a certified strong convexity ``mu``, nor above ``1 / c``
@@ -174,6 +175,7 @@ class NoisySGDA(PrivateSolver):
         Batch sampling; fixes the neighbouring relation (add/remove-one for Poisson,
         replace-one without replacement and for full batch).
     clip_w, clip_v : float, "auto" or None, default=1.0
+        (``clip_w`` also ``"scaled"`` or ``"auto_if_quiet"``)
         Per-example clip norms of the primal and dual blocks, capped at the
         objective's certified Lipschitz bounds (``None``: clip at those bounds, which
         is unbiased but can be very noisy). Smaller values add less noise and more
@@ -188,7 +190,11 @@ class NoisySGDA(PrivateSolver):
         robust directions, less noise per unit of signal) as the noise grows.
         ``clip_w="auto_if_quiet"``: that typical norm where the noise is negligible
         (``E <= 0.1`` at the typical norm: large data or large epsilon, where a clip
-        below the gradients only biases the fit), else 1.0. Data-free.
+        below the gradients only biases the fit), else 1.0; for an objective that
+        weighs its examples (``max_example_weight() = W > 1``, group DRO's
+        ``1 / pi_min``) the quiet clip is the typical norm times
+        ``max(1, min(W, sqrt(0.01 / E)))``, so that heavy examples keep their weight
+        while the noise stays small. Data-free.
     noise_allocation : {"dimension", "equal"} or float, default="dimension"
         How one step's privacy loss is split between the blocks: ``"dimension"``
         minimises the total noise energy (share proportional to
@@ -306,7 +312,8 @@ class NoisySGDA(PrivateSolver):
     def _primal_clip(self, objective, sampler, n_steps, budget):
         """``clip_w`` as given, or the noise-dependent rules ``"scaled"`` (the typical
         norm over ``sqrt(1 + E)``) and ``"auto_if_quiet"`` (the typical norm where
-        ``E <= 0.1``, else 1), ``E`` calibrated at the typical norm."""
+        ``E <= 0.1``, times up to ``max_example_weight()`` while ``k^2 E <= 0.01``;
+        else 1), ``E`` calibrated at the typical norm."""
         if self.clip_w not in ("scaled", "auto_if_quiet"):
             return self.clip_w
         typical = resolve_clip_norms(objective, "auto", self.clip_v)[0]
@@ -348,10 +355,7 @@ class NoisySGDA(PrivateSolver):
             if scaled:
                 energy = primal_noise_energy(calibration, objective.n_primal, sampler)
                 if scale is not None:
-                    # The convex step D / (G sqrt T) for gradients of norm G: the clip,
-                    # except where "auto_if_quiet" raised it above the typical norm to
-                    # keep reweighted examples whole (the weights average to 1, so the
-                    # mean gradient keeps the typical scale).
+                    # The convex step D / (G sqrt T) for gradients of norm G: the clip.
                     grad_scale = clip_w
                     if self.clip_w == "auto_if_quiet" and _max_weight(objective) > 1.0:
                         # The clip was raised to keep reweighted examples whole; the
@@ -364,7 +368,8 @@ class NoisySGDA(PrivateSolver):
                     eta = _nonconvex_step_clip(energy, calibration.n_steps) / clip_w
                     if self.schedule == "linear":  # the mean step: start at twice it
                         eta *= 2.0
-                eta = min(eta, _stable_step(_curvature(objective, 0)))
+            # Both rules: "auto"'s 0.1 (no smoothness known, the MLP) can exceed it too.
+            eta = min(eta, _stable_step(_curvature(objective, 0)))
         eta_v = eta if self.dual_step_size is None else self.dual_step_size
         if self.dual_step_size is None and self.step_size in ("auto", "scaled"):
             eta_v = min(eta_v, _stable_step(_curvature(objective, 1)))
