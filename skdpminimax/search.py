@@ -79,11 +79,13 @@ from sklearn.model_selection import (
     check_cv,
 )
 from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.preprocessing import PolynomialFeatures
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.metadata_routing import get_routing_for_object, process_routing
 from sklearn.utils.metaestimators import _safe_split, available_if
 from sklearn.utils.validation import _check_method_params, check_consistent_length
 
+from skdpminimax._compat import requires_fit
 from skdpminimax.base import DPMinimaxEstimator
 from skdpminimax.folds import IndependentFolds, unstable_folds_reason
 from skdpminimax.privacy.budget import budget_entry, resolve_accountant
@@ -577,6 +579,17 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
             "reproducible experiments.",
             PrivacyLeakWarning,
         )
+    learned = sorted({name for candidate in _candidate_estimators(search)
+                      for name in _non_private_fitted_steps(candidate)})
+    if learned:
+        warnings.warn(
+            f"The search's candidates fit {', '.join(learned)} on the private rows without "
+            "noise: the released model (best_estimator_, and every fold's model) holds what "
+            "it learned from them (means, scales, categories, components), which the charge "
+            "does not cover. Use public constants (a FunctionTransformer) or diffprivlib's "
+            "transformers with public bounds where the guarantee must cover preprocessing.",
+            PrivacyLeakWarning,
+        )
     if _mixes_relations(candidate_steps):
         warnings.warn(
             "This search composes diffprivlib models, which are differentially private for "
@@ -649,6 +662,25 @@ def _refuse_non_private_candidates(search, candidate_steps):
                 "only its private steps), and it is what the search scores and refits. End "
                 "every candidate in a skdpminimax estimator or a diffprivlib model."
             )
+
+
+def _non_private_fitted_steps(estimator):
+    """Class names of the non-private steps in ``estimator`` that learn from the data
+    they are fitted on (scikit-learn's ``requires_fit`` tag; ``PolynomialFeatures``
+    learns only the width). Stateless transformers (``FunctionTransformer``,
+    ``Normalizer``) are not listed."""
+    if estimator is None or isinstance(estimator, str) or _is_private(estimator):
+        return []
+    children = _children(estimator)
+    if children is not None:
+        return [name for _, child in children for name in _non_private_fitted_steps(child)]
+    if isinstance(estimator, PolynomialFeatures):
+        return []
+    try:
+        learns = requires_fit(estimator)
+    except Exception:  # noqa: BLE001 - an estimator without tags: assume it learns
+        learns = True
+    return [type(estimator).__name__] if learns else []
 
 
 def _final_step(estimator):

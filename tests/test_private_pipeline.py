@@ -373,3 +373,26 @@ def test_replaying_earlier_steps_leaves_the_callers_x_alone():
         from skdpminimax.search import charge_search
         charge_search(grid, X, y, accountant=BudgetAccountant())
     np.testing.assert_array_equal(X, before)
+
+
+def test_a_search_warns_about_non_private_steps_that_learn_from_the_rows():
+    """A fitted StandardScaler's means and scales ship in the released pipeline without
+    noise; stateless transformers and diffprivlib's scalers are not listed."""
+    from sklearn.preprocessing import FunctionTransformer, StandardScaler
+
+    X, y = make_classification(n_samples=120, n_features=4, random_state=2)
+
+    def search(first):
+        return GridSearchCV(make_pipeline(first, DPAUCMaximizer(epsilon=1.0, data_norm=4.0,
+                                                                pos_ratio=0.5)),
+                            {"dpaucmaximizer__alpha": [1e-4]}, cv=2, scoring="roc_auc")
+
+    with pytest.warns(PrivacyLeakWarning, match="fit StandardScaler on the private rows"):
+        PrivateSearchCV(search(StandardScaler()), accountant=BudgetAccountant(),
+                        selection_epsilon=0.5).fit(X, y)
+    for first in (FunctionTransformer(), DPStandardScaler(epsilon=0.5, bounds=(-4, 4))):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            PrivateSearchCV(search(first), accountant=BudgetAccountant(),
+                            selection_epsilon=0.5).fit(X, y)
+        assert not any("on the private rows without noise" in str(w.message) for w in caught)
