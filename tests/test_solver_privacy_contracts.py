@@ -488,10 +488,7 @@ def test_output_perturbation_releases_when_every_solver_gives_up(framework):
         dist = math.sqrt(0.7 * np.sum((res.w - ws) ** 2) + 1.3 * np.sum((res.v - vs) ** 2))
         assert dist <= math.sqrt(res.info["target"])
     else:
-        # Each phase releases: from the a-priori solve, or from the engine's own
-        # extragradient where it meets the phase's weighted target first.
-        assert res.n_iter > 0 and 0 <= res.diagnostics["a_priori_fallbacks"] <= res.n_iter
-        assert np.all(np.isfinite(res.w)) and np.all(np.isfinite(res.v))
+        assert res.diagnostics["a_priori_fallbacks"] == res.n_iter > 0
 
 
 @pytest.mark.parametrize("layers", [(), ((0.8, 0.0),), ((2.0, 0.5), (0.3, 0.0))],

@@ -162,11 +162,8 @@ class BaseSaddleSolver(BaseEstimator):
         ell = split.lipschitz_smooth()
         return self._step_constant / ell if np.isfinite(ell) and ell > 0 else 1.0
 
-    def solve_saddle(self, objective, data, tol, *, init=None, rng=None, target=None):
-        """Iterate until the certified distance to the exact saddle point is ``<= tol``
-        (or, with ``target``, the certified mu-weighted squared distance ``<= target``:
-        what output perturbation's release rests on, and much weaker than the Euclidean
-        ``tol`` derived from it where one block's modulus is tiny)."""
+    def solve_saddle(self, objective, data, tol, *, init=None, rng=None):
+        """Iterate until the certified distance to the exact saddle point is ``<= tol``."""
         self._validate_params()
         if not tol > 0:
             raise ValueError(f"tol must be > 0, got {tol}.")
@@ -180,7 +177,7 @@ class BaseSaddleSolver(BaseEstimator):
         cert = certify(objective, data, w, v)
         n = data.n_samples
         evals, it, stalled, since_best, best = n, 0, 0, 0, cert.weighted
-        while not (cert.distance <= tol or (target is not None and cert.weighted <= target)):
+        while not cert.distance <= tol:
             if it >= self.max_iter:
                 raise CertificationError(
                     f"{type(self).__name__} reached max_iter={self.max_iter} with certified "

@@ -68,7 +68,7 @@ from skdpminimax.objectives.base import certifies_constants, prepare_data
 from skdpminimax.privacy.budget import PrivacyBudget
 from skdpminimax.privacy.calibration import NoiseCalibration, analytic_gaussian_sigma
 from skdpminimax.solvers.base import PrivateSolver, SolverResult, fresh_copy
-from skdpminimax.solvers.base_solvers import BaseSaddleSolver, Extragradient, SVRGExtragradient
+from skdpminimax.solvers.base_solvers import Extragradient, SVRGExtragradient
 from skdpminimax.solvers.certificates import certify
 from skdpminimax.solvers.contraction import a_priori_iterations
 
@@ -157,7 +157,7 @@ def certified_solve(base_solver, objective, data, target, init, rng):
         engines.append(Extragradient())
     point = start  # each engine continues from the previous one's point, if any
     for engine in engines:
-        found = _attempt(engine, objective, data, tol, point, rng, diagnostics, target)
+        found = _attempt(engine, objective, data, tol, point, rng, diagnostics)
         if found is None:
             continue
         diagnostics["n_grad_evals"] += data.n_samples
@@ -171,14 +171,12 @@ def certified_solve(base_solver, objective, data, target, init, rng):
     return w, v, diagnostics
 
 
-def _attempt(solver, objective, data, tol, init, rng, diagnostics, target=None):
+def _attempt(solver, objective, data, tol, init, rng, diagnostics):
     """The solver's point, projected, or ``None`` if it raised or returned a point of the
-    wrong shape or with non-finite values. The library's solvers may also stop at the
-    weighted ``target`` the engine checks (a user's keeps the contract's ``tol``)."""
+    wrong shape or with non-finite values."""
     w0, v0 = init
-    kwargs = {"target": target} if isinstance(solver, BaseSaddleSolver) and target else {}
     try:
-        sol = solver.solve_saddle(objective, data, tol, init=init, rng=rng, **kwargs)
+        sol = solver.solve_saddle(objective, data, tol, init=init, rng=rng)
         w, v = np.array(sol.w, dtype=float), np.array(sol.v, dtype=float)
         if w.shape != np.shape(w0) or v.shape != np.shape(v0):
             return None  # an untrusted solver's malformed answer: the engine goes on
