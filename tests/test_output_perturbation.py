@@ -319,3 +319,24 @@ def test_noise_larger_than_the_set_warns_and_no_noise_does_not():
     with warnings.catch_warnings():
         warnings.filterwarnings("error", "Output perturbation's noise")
         fit(np.inf)
+
+
+def test_without_noise_output_perturbation_fits_the_data():
+    """A probe caught a reverted change: stopping the base solvers at the weighted
+    target the release rests on returned the public start point (all-zero
+    coefficients) on small data, since that target does not shrink with epsilon and
+    can exceed the set. Without noise the release must be a fitted model."""
+    import warnings
+
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.metrics import roc_auc_score
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DPAUCMaximizer(epsilon=np.inf, data_norm=8.0, solver="output_perturbation",
+                             random_state=0, accountant=BudgetAccountant()).fit(X, y)
+    assert np.any(est.coef_ != 0)
+    assert roc_auc_score(y, est.decision_function(X)) > 0.95
