@@ -103,7 +103,9 @@ _SHARED_PARAMETER_DOCS = """    n_samples_budget : float in (0, 1), int >= 1 or 
         seed, or holds a ``Generator`` / ``RandomState`` passed here (its state
         replays the draws), can rerun the fit on candidate data sets and see which
         reproduces the model exactly. A private fit given a ``Generator`` or
-        ``RandomState`` therefore warns (``PrivacyLeakWarning``).
+        ``RandomState`` therefore warns (``PrivacyLeakWarning``); an int does not (it
+        is how experiments, the examples and the tests are made reproducible), but
+        the same caveat holds: leave ``None`` for a model you release.
 """
 
 
@@ -114,7 +116,15 @@ _PLANNING_SIZE_DOC = """    planning_size_ : int
         The solver's settings as run, for audit: e.g. ``clip_w``, ``clip_v`` (a list,
         one per dual coordinate, where ``clip_v="auto"`` clips per group),
         ``step_size`` and ``dual_step_size`` where ``"auto"`` / ``"scaled"`` resolved
-        them (all planned from public quantities).
+        them (all planned from public quantities); for output perturbation the noise
+        (``sigma_w``), ``sensitivity`` and, unphased, the accuracy ``target``. Scalars
+        only: a wrapping solver's (``"recursive"``) base settings are not kept.
+    n_iter_ : int
+        What the solver counts as an iteration, fixed in advance: a step of
+        ``"sgda"`` / ``"gda"``; an extragradient pair of ``"nseg"`` (two releases,
+        so ``calibration_.n_steps`` is twice it); the base solver's steps over all
+        rounds of ``"recursive"``; 1 for ``"output_perturbation"``; phases times
+        passes for ``"phased_output_perturbation"``.
 """
 _GROUP_LABELS_DOC = """            Discrete labels (strings, integers, integer-valued floats); a continuous
             attribute is refused, and so is a column with more distinct values than half

@@ -340,3 +340,20 @@ def test_without_noise_output_perturbation_fits_the_data():
                              random_state=0, accountant=BudgetAccountant()).fit(X, y)
     assert np.any(est.coef_ != 0)
     assert roc_auc_score(y, est.decision_function(X)) > 0.95
+
+
+def test_phased_output_perturbation_reports_its_released_noise():
+    """A probe: the docs said to read the release's noise and target from solver_info_,
+    which held only the variant for the phased solver (its per-phase list is dropped)."""
+    import warnings
+
+    X, y = make_classification(n_samples=300, n_features=4, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DPAUCMaximizer(epsilon=1.0, data_norm=4.0, pos_ratio=0.5, alpha=0.1,
+                             solver="phased_output_perturbation", random_state=0,
+                             accountant=BudgetAccountant()).fit(X, y)
+    info = est.solver_info_
+    assert info["sigma_w"] > 0 and info["sensitivity"] > 0
+    assert info["sigma_w"] == pytest.approx(est.calibration_.noise_multiplier
+                                            * info["sensitivity"])

@@ -118,8 +118,6 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         The private ``(b, a)``: mean score of the negative and positive class.
     pos_ratio_ : float
         The class ratio used (public, or a private release).
-    n_iter_ : int
-        Solver iterations (fixed in advance).
     calibration_ : NoiseCalibration
         Noise multiplier, steps, sampler and accountant of the solver.
     {planning_size_attribute}

@@ -70,7 +70,7 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     groups_ : ndarray
         Group labels, when ``sensitive_features`` were given (codes ``0..K-1``
         reach the objective as ``data.groups``).
-    n_iter_, calibration_, privacy_spent_, solver_
+    calibration_, privacy_spent_, solver_
 
     Notes
     -----

@@ -50,11 +50,16 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     delta : float, default=1e-5
     constraint : {"minimax_loss", "demographic_parity"}, default="minimax_loss"
     bounds : (float, float) or None, default=None
-        Public range of ``y``; targets are clipped to it. If ``None`` it is taken from
-        the data with a :class:`PrivacyLeakWarning` (as diffprivlib's LinearRegression).
+        Public range of ``y``; targets are clipped to it, silently (a warning would
+        depend on the data), so a range that misses most targets gives predictions
+        near its edges. If ``None`` it is taken from the data with a
+        :class:`PrivacyLeakWarning` (as diffprivlib's LinearRegression).
     data_norm : float or None, default=None
-        Public bound on the row norm of ``X`` (rows clipped); ``None``: from the data,
-        with a :class:`PrivacyLeakWarning`.
+        Public bound on the row norm of ``X`` (training rows clipped); ``None``: from
+        the data, with a :class:`PrivacyLeakWarning`. ``predict`` takes rows as given:
+        with a bound far below the rows' norms the model is fitted to clipped rows and
+        extrapolates on unclipped ones (clip test rows the same way, or choose a bound
+        the rows meet).
     radius : float, default=10.0
         Radius of the L2 ball holding coefficients and intercept of the model of the
         rescaled target ``(y - mid) / half_width`` in ``[-1, 1]`` (``bounds`` are
@@ -111,7 +116,6 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         Released dual: group weights ``q`` (minimax loss) or net multipliers
         ``lambda^+ - lambda^-`` (demographic parity).
     group_ratios_ : ndarray of shape (n_groups,)
-    n_iter_ : int
     calibration_ : NoiseCalibration
     {planning_size_attribute}
     privacy_spent_ : PrivacyBudget

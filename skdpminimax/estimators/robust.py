@@ -83,7 +83,6 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         The released dual ``q``: the solver's private weight of each group.
     group_ratios_ : ndarray of shape (n_groups,)
         Group frequencies used (public, or the private release).
-    n_iter_ : int
     calibration_ : NoiseCalibration
     {planning_size_attribute}
     privacy_spent_ : PrivacyBudget

@@ -52,7 +52,9 @@ depend on ``epsilon``. Where ``sqrt(Q_stab / mu_w)`` is larger than the primal s
 (small ``mu`` or small ``n`` against ``lipschitz()``), every point of the set meets
 it, the public start included, and the release is that start plus noise, even at
 ``epsilon = inf`` (``DPGroupFairRegressor`` on diabetes, 442 rows: R^2 -0.19 against
-0.51 for ``"sgda"``). Compare ``solver_info_["target"]`` with the set: the remedy is
+0.51 for ``"sgda"``). Compare ``solver_info_["target"]`` with the set (the phased
+variant's per-phase targets are in ``info["phases"]``; its ``solver_info_`` keeps the
+released primal's ``sigma_w`` and ``sensitivity``): the remedy is
 more regularisation or a clipping solver. (A target tied to the noise and the set's
 diameter was tried and made such fits run for minutes: not adopted.)
 """
@@ -509,7 +511,8 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
                 out = point + noise_rng.standard_normal(point.shape) * sigma
                 phases.append({"pass": which, "phase": k, "n_samples": chunk.n_samples,
                                "mu_k": mu * 2.0**k, "centre": centre, "released": out,
-                               "sensitivity": sens, "sigma": sigma, "budget": pass_budget})
+                               "sensitivity": sens, "sigma": sigma, "budget": pass_budget,
+                               "target": target})
             released[which] = out
         last_primal = [phase for phase in phases if phase["pass"] == "primal"][-1]
         warn_if_noise_fills_the_set(last_primal["sigma"], w0.size, objective.primal_set)
@@ -518,6 +521,10 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
         return SolverResult(
             w=w_out, v=v_out, n_iter=len(phases), calibration=calibration,
             info={"variant": variant, "mu": mu, "n_phases": n_phases, "phases": phases,
-                  "pass_budget": pass_budget},
+                  "pass_budget": pass_budget,
+                  # The released primal's noise and sensitivity, as scalars (what
+                  # estimators keep in solver_info_; per phase in "phases").
+                  "sigma_w": float(last_primal["sigma"]),
+                  "sensitivity": float(last_primal["sensitivity"])},
             diagnostics={"n_grad_evals": evals, "a_priori_fallbacks": fallbacks},
         )
