@@ -71,6 +71,8 @@ def operator_lipschitz(objective, default=None):
         return smooth
     if default is None:
         raise ValueError(
-            "This solver needs a finite smoothness() bound of the objective's gradient map."
+            "This solver needs a finite smoothness() bound of the objective's gradient map; "
+            f"{type(objective).__name__} declares none (a nonconvex scorer such as the MLP, "
+            "say). Use solver='sgda', which clips and needs no such bound."
         )
     return float(default)
