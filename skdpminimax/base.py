@@ -185,6 +185,10 @@ def warn_if_replayable(random_state, epsilon):
 # and a fit in another thread is never affected.
 _CHECK_ONLY = ContextVar("skdpminimax_check_only", default=None)
 
+# A solver that plans its own length (n_iter=None) and plans fewer iterations than
+# this warns: NSEG's single pass on a few hundred rows gave the MLP one step.
+_FEW_ITERATIONS = 5
+
 # Size of the n-free dry run when the true size is private (add/remove-one).
 _PROBE_SIZE = 10_000
 # Default share of epsilon spent on the size (each estimator's n_samples_budget).
@@ -456,6 +460,14 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         if planned_apart:
             _check_planned_on(solver, objective, size, train_budget, result.calibration)
 
+        if getattr(solver, "n_iter", 0) is None and result.n_iter < _FEW_ITERATIONS:
+            # Planned from public quantities (epochs, batch, planning size): no leak.
+            warnings.warn(
+                f"{type(solver).__name__} planned only {int(result.n_iter)} iteration(s) for "
+                f"{int(data.planning_size)} examples (single-pass NSEG runs at most "
+                "n / (2 batch_size); epochs times n / batch_size otherwise): the model is "
+                "barely trained. Use solver='sgda', a smaller batch_size, more epochs, or set "
+                "n_iter.", UserWarning)
         self.solver_ = solver
         self.objective_ = objective
         self.data_norm_ = data_norm
