@@ -32,6 +32,12 @@ _NOISE_CHUNK = 512
 _NOISE_FLOATS = 1 << 21
 
 
+def max_example_weight(objective):
+    """The objective's largest example weight (1 for one without weights, duck-typed
+    objectives included): how many typical norms "auto_if_quiet" may clip at."""
+    return float(getattr(objective, "max_example_weight", lambda: 1.0)())
+
+
 def resolve_clip_norms(objective, clip_w, clip_v):
     """Clip norms actually used: the user's, capped by the objective's certified bounds.
 
@@ -52,8 +58,8 @@ def resolve_clip_norms(objective, clip_w, clip_v):
             user = typical[b]  # the objective's public typical norm (see typical_grad_norms)
         elif isinstance(user, str) and user == "auto_if_quiet":
             # Primal: up to max_example_weight() typical norms (NoisySGDA's quiet rule).
-            weight = getattr(objective, "max_example_weight", lambda: 1.0)() if b == 0 else 1.0
-            user = max(typical[b] * max(1.0, float(weight)), GENERIC_CLIP)
+            weight = max_example_weight(objective) if b == 0 else 1.0
+            user = max(typical[b] * max(1.0, weight), GENERIC_CLIP)
         c = min(math.inf if user is None else float(user), float(bound))
         if not math.isfinite(c):
             raise ValueError(

@@ -24,6 +24,7 @@ from skdpminimax.solvers.oracle import (
     GENERIC_CLIP,
     NoisyGradientOracle,
     dual_clips,
+    max_example_weight,
     resolve_clip_norms,
 )
 
@@ -60,11 +61,6 @@ _QUIET_ENERGY = 0.1
 # since "The group estimators' primal clip" (docs/benchmarks.md; 0.1 lost up to 5
 # points at epsilon = 10 on two regression sets, 0.01 none beyond 0.9).
 _REWEIGHT_ENERGY = 0.01
-
-
-def _max_weight(objective):
-    """The objective's largest example weight (1 for an objective without weights)."""
-    return float(getattr(objective, "max_example_weight", lambda: 1.0)())
 
 
 def _nonconvex_step_clip(energy, n_steps):
@@ -330,7 +326,7 @@ class NoisySGDA(PrivateSolver):
             # room for them: the clip grows k-fold, k up to that weight, while the noise
             # relative to a typical gradient stays small (k^2 E <= _REWEIGHT_ENERGY).
             room = math.sqrt(_REWEIGHT_ENERGY / energy) if energy > 0 else math.inf
-            return typical * max(1.0, min(_max_weight(objective), room))
+            return typical * max(1.0, min(max_example_weight(objective), room))
         return typical / math.sqrt(1.0 + energy)
 
     def _check_objective(self, objective):
@@ -357,7 +353,7 @@ class NoisySGDA(PrivateSolver):
                 if scale is not None:
                     # The convex step D / (G sqrt T) for gradients of norm G: the clip.
                     grad_scale = clip_w
-                    if self.clip_w == "auto_if_quiet" and _max_weight(objective) > 1.0:
+                    if self.clip_w == "auto_if_quiet" and max_example_weight(objective) > 1.0:
                         # The clip was raised to keep reweighted examples whole; the
                         # weights average to 1, so the step stays the one the group
                         # defaults were validated with, at the generic clip.
