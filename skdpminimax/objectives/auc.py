@@ -125,10 +125,9 @@ class SquareLossAUC(SaddleObjective):
         # Per-example primal norm^2 = g_h^2 ||grad h||^2 + g_centre^2: no need to form
         # the (m, dim w) matrix, which matters for wide scorers.
         data = self.prepare(data)  # once: _grad_parts reuses the precomputed columns
-        # The scorer's forward pass once per batch (the MLP's is most of a step's cost).
-        # Only the library's own scorers: a subclass may override a method without
-        # the state parameter.
-        shares = type(self.scorer) in (LinearScorer, MLPScorer)
+        # The MLP's forward pass once per batch (most of a step's cost). Not for a
+        # subclass: it may override a method without the state parameter.
+        shares = type(self.scorer) is MLPScorer
         state = self.scorer.forward(self.split(w)[0], data.X) if shares else None
         theta, _, _, _, g_h, g_centre, g_alpha = self._grad_parts(w, v, data, state)
         kw = {} if state is None else {"state": state}

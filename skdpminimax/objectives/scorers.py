@@ -25,22 +25,18 @@ class LinearScorer:
     def init_params(self, n_features, rng=None):
         return np.zeros(n_features)
 
-    def forward(self, theta, X):
-        """What the methods below share for one batch (nothing, for a linear score)."""
-        return None
-
-    def scores(self, theta, X, state=None):
+    def scores(self, theta, X):
         return X @ theta
 
     def score_grads(self, theta, X):
         """Per-example ``grad_theta h(theta; x_i)``: shape ``(m, n_params)``, dense."""
         return X.toarray() if sp.issparse(X) else X
 
-    def weighted_grad_sum(self, theta, X, weights, state=None):
+    def weighted_grad_sum(self, theta, X, weights):
         """``sum_i weights_i * grad_theta h(theta; x_i)`` without forming the Jacobian."""
         return weights @ X
 
-    def grad_norms(self, theta, X, sq_x=None, state=None):
+    def grad_norms(self, theta, X, sq_x=None):
         """Per-example ``||grad_theta h(theta; x_i)||`` (``sq_x``: precomputed ``||x_i||^2``)."""
         return np.sqrt(squared_row_norms(X) if sq_x is None else sq_x)
 
