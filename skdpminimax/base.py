@@ -399,8 +399,8 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         if hasattr(probe, "check_data"):  # on copies: a check must not edit the data
             probe.check_data(*(None if a is None else np.array(a, copy=True)
                                for a in (targets, task_data.get("groups"))))
-        # Shapes of the objective's blocks on a two-row stand-in, so that a user
-        # objective's shape error is refused here rather than inside the solver.
+        # The objective on stand-in batches (check_shapes_on_stand_in), so that a user
+        # objective's failure or wrong shape is refused here rather than in the solver.
         check_shapes_on_stand_in(probe, X.shape[1], targets, task_data.get("groups"))
         # (a subclass without the parameter gets its default: a private size)
         size_spec = getattr(self, "n_samples_budget", DEFAULT_N_SAMPLES_BUDGET)
