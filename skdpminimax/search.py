@@ -205,10 +205,12 @@ def _candidate_estimators(search):
         yield clone(search.estimator).set_params(**params)
 
 
-def _candidate_steps(search):
-    """The private steps of each candidate, as the search will fit it."""
-    return [[step for _, step in _private_steps(candidate)]
-            for candidate in _candidate_estimators(search)]
+def _candidate_steps(search, candidates=None):
+    """The private steps of each candidate, as the search will fit it (``candidates``:
+    :func:`_candidate_estimators`, if already built)."""
+    if candidates is None:
+        candidates = _candidate_estimators(search)
+    return [[step for _, step in _private_steps(candidate)] for candidate in candidates]
 
 
 def _grids(search):
@@ -563,9 +565,10 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
     groups = params.get("groups")
     check_consistent_length(X, y, groups)  # as the search will, before it splits
     fit_params = _estimator_fit_params(search, params)
-    # Built once: the budgets and the warnings read the same candidates.
-    candidate_steps = _candidate_steps(search)
-    _refuse_non_private_candidates(search, candidate_steps)
+    # Built once: the budgets, the refusals and the warnings read the same candidates.
+    candidates = list(_candidate_estimators(search))
+    candidate_steps = _candidate_steps(search, candidates)
+    _refuse_non_private_candidates(search, candidates, candidate_steps)
     cv = _search_cv(search, y)  # resolved once: the count, the checks and the folds
     n_splits = cv.get_n_splits(X, y, groups)
     budgets = _budgets(search, candidate_steps, n_splits, selection_epsilon)
@@ -579,7 +582,7 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
             "reproducible experiments.",
             PrivacyLeakWarning,
         )
-    learned = sorted({name for candidate in _candidate_estimators(search)
+    learned = sorted({name for candidate in candidates
                       for name in _non_private_fitted_steps(candidate)})
     if learned:
         warnings.warn(
@@ -638,7 +641,7 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
     return _charge(search, budgets, ledger, (X, y, fit_params), folds, pinned, selection)
 
 
-def _refuse_non_private_candidates(search, candidate_steps):
+def _refuse_non_private_candidates(search, candidates, candidate_steps):
     """A candidate without a private step fits the private rows without noise: its
     folds' models and, if chosen, its refit are not private, and nothing would be
     charged for them. Refused before the charge."""
@@ -653,7 +656,7 @@ def _refuse_non_private_candidates(search, candidate_steps):
         )
     # The model a search scores and refits is the last step: a private scaler before a
     # plain scikit-learn classifier leaves the classifier fitted without noise.
-    for params, candidate in zip(_candidates(search), _candidate_estimators(search)):
+    for params, candidate in zip(_candidates(search), candidates):
         final = _final_step(candidate)
         if not _is_private(final):
             raise TypeError(
