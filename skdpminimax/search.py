@@ -825,44 +825,44 @@ def _step_fit_params(pipeline, name, params):
             if key.split("__", 1)[0] == name}
 
 
-def _route(candidate, path, fit_params):
-    """``(fit parameters, whether X reaches it unchanged)`` of the private step at ``path``
-    of ``candidate``, or ``None`` when a container other than a pipeline lies on the way
-    (a target transformer changes y; unions and column transformers route otherwise)."""
-    estimator, x_unchanged = candidate, True
-    for name in path.split("__") if path else ():
-        if not isinstance(estimator, Pipeline):
-            return None
-        names = [step_name for step_name, _ in estimator.steps]
-        earlier = estimator.steps[:names.index(name)]
-        x_unchanged = x_unchanged and all(step in (None, "passthrough") for _, step in earlier)
-        if not x_unchanged and getattr(estimator, "transform_input", None):
-            return None  # earlier steps transform some of the parameters too
-        fit_params = _step_fit_params(estimator, name, fit_params)
-        estimator = estimator.named_steps[name]
-    return fit_params, x_unchanged
+def _route(candidate, path, fit_params, X, y):
+    """``(fit parameters, X)`` as the private step at ``path`` of ``candidate`` would
+    receive them from ``candidate.fit(X, y, **fit_params)``, in one walk down the path;
+    ``None`` when a container other than a pipeline lies on the way (a target
+    transformer changes y; unions and column transformers route otherwise).
 
-
-def _through_earlier_steps(candidate, path, X, y):
-    """``X`` as the private step at ``path`` would receive it: the earlier pipeline steps
-    fitted (clones) and applied, or ``None`` where that cannot be replayed before the
+    Where earlier pipeline steps transform X, they are fitted (clones) and applied to a
+    copy of X; the X returned is ``None`` where that cannot be replayed before the
     charge (an earlier private step would spend; an earlier step fails here, perhaps
     for want of its fit parameters). Nothing is released: the result only feeds the
     private step's own checks (NaN that a scaler passes through, a width its
     calibration depends on)."""
-    estimator = candidate
-    # A copy: a transformer with copy=False would rewrite the caller's X in place.
-    X = X.copy() if hasattr(X, "copy") else np.array(X, copy=True)
+    estimator, X_step = candidate, X
+    for name in path.split("__") if path else ():
+        if not isinstance(estimator, Pipeline):
+            return None
+        names = [step_name for step_name, _ in estimator.steps]
+        earlier = [step for _, step in estimator.steps[:names.index(name)]
+                   if step not in (None, "passthrough")]
+        if earlier and getattr(estimator, "transform_input", None):
+            return None  # earlier steps transform some of the parameters too
+        fit_params = _step_fit_params(estimator, name, fit_params)
+        if earlier and X_step is not None:
+            X_step = _replay(earlier, X_step, y, copy=X_step is X)
+        estimator = estimator.named_steps[name]
+    return fit_params, X_step
+
+
+def _replay(steps, X, y, copy):
+    """``X`` through clones of the non-private ``steps``, fitted on it; ``None`` where a
+    step is private (it would spend) or fails."""
+    if any(_is_private(step) or _holds_private([step]) for step in steps):
+        return None
+    if copy:  # a transformer with copy=False would rewrite the caller's X in place
+        X = X.copy() if hasattr(X, "copy") else np.array(X, copy=True)
     try:
-        for name in path.split("__"):
-            names = [step_name for step_name, _ in estimator.steps]
-            earlier = [step for _, step in estimator.steps[:names.index(name)]
-                       if step not in (None, "passthrough")]
-            if any(_is_private(step) or _holds_private([step]) for step in earlier):
-                return None
-            for step in earlier:
-                X = clone(step).fit_transform(X, y)
-            estimator = estimator.named_steps[name]
+        for step in steps:
+            X = clone(step).fit_transform(X, y)
     except Exception:  # noqa: BLE001 - the old rows-only check, as before
         return None
     return X
@@ -873,11 +873,10 @@ def _check_fits(search, X, y, fit_params):
     spend, on the full data (see charge_search's Notes for what is covered)."""
     for candidate in _candidate_estimators(search):
         for path, step in _private_steps(candidate):
-            route = (_route(candidate, path, fit_params)
+            route = (_route(candidate, path, fit_params, X, y)
                      if isinstance(step, DPMinimaxEstimator) else None)
             if route is not None:
-                step_params, x_unchanged = route
-                X_step = X if x_unchanged else _through_earlier_steps(candidate, path, X, y)
+                step_params, X_step = route
                 if X_step is None:  # could not replay the earlier steps: rows only
                     step._check_fit(X, y, rows_only=True, **step_params)
                 else:
