@@ -195,20 +195,24 @@ _PROBE_SIZE = 10_000
 DEFAULT_N_SAMPLES_BUDGET = 0.05
 
 
-def _dry_run(solver, probe, n_samples, budget, size_is_public):
+def _dry_run(solver, probe, n_samples, budget, size_is_public, n_rows):
     """The solver's neighbouring relation, after checking before any spend what can be
     checked without leaking the size.
 
     Where neighbours share the size (replace-one) or the user declared it public, the
-    solver is calibrated on the data's size and budget: a budget it cannot meet fails
-    here. Under add/remove-one with a private size, whether a fit is refused must not
+    solver is calibrated on the planning size ``n_samples`` and budget: a budget it
+    cannot meet fails here. Replace-one neighbours share the size, so such a run plans
+    on the ``n_rows`` given whatever size was declared: that calibration is checked too. Under add/remove-one with a private size, whether a fit is refused must not
     depend on the true size: the solver's settings and relation are checked on a fixed
     size without a noise search (infinite budget), and the calibration on the released
     size runs after the spend (where it can only fail at extreme budgets, from a
     released number).
     """
     if size_is_public:
-        return _relation(solver.calibrate(probe, n_samples, budget))
+        relation = _relation(solver.calibrate(probe, n_samples, budget))
+        if relation != "add/remove-one" and n_rows != n_samples:
+            solver.calibrate(probe, n_rows, budget)
+        return relation
     settings_only = PrivacyBudget(np.inf, budget.delta)
     try:
         relation = _relation(solver.calibrate(probe, _PROBE_SIZE, settings_only))
@@ -409,13 +413,9 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         # Private constants are released under the solver's neighbouring relation
         # (replace-one doubles a histogram's L1 sensitivity); unknown means replace-one.
         relation = _dry_run(solver, probe, declared or n_samples, train_budget,
-                            size_is_public)
+                            size_is_public, n_samples)
         size_budget = None
         add_remove = relation == "add/remove-one"
-        if not add_remove and declared is not None and declared != n_samples:
-            # Replace-one neighbours share the size: the run plans on len(X), not on the
-            # declared size the dry run used. Check that one too, before the spend.
-            solver.calibrate(probe, n_samples, train_budget)
         if add_remove and not size_is_public:
             # The size is private under add/remove-one: plan on a released one.
             size_budget, train_budget = train_budget.split(size_spec)
