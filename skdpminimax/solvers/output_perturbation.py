@@ -46,6 +46,9 @@ earlier where its certificate already shows the target. Every run thus releases 
 point within the target of the exact saddle point, and whether a solver gave up is
 not an output (only the time it takes shows it; on ill-conditioned objectives, small
 ``mu`` against ``smoothness()``, that worst case is long: raise the regularisation).
+The base solvers are asked for the Euclidean distance that implies the target, which
+is tighter than the target where the moduli differ, except for releases whose noise
+fills the primal set (:func:`certified_solve`'s ``loose``).
 
 **When the stability bound exceeds the sets.** The target ``rho^2 Q_stab`` does not
 depend on ``epsilon``. Where ``sqrt(Q_stab / mu_w)`` is larger than the primal set
@@ -102,14 +105,19 @@ def check_objective(objective, *, convex=False):
         )
 
 
+def noise_fills_the_set(sigma, dim, S):
+    """Whether noise of std ``sigma`` per coordinate (about ``sigma sqrt(dim)`` in norm)
+    is larger than the set ``S``: a projected release is then close to a random point
+    of the set, whatever the data. Public inputs only. Never without noise."""
+    radius = float(S.radius(dim))
+    return math.isfinite(radius) and 0 < sigma < math.inf and sigma * math.sqrt(dim) > radius
+
+
 def warn_if_noise_fills_the_set(sigma, dim, primal_set):
-    """Warn when the released primal noise (std ``sigma`` per coordinate, about
-    ``sigma sqrt(dim)`` in norm) is larger than the primal set: the projected release
-    is then close to a random point of the set, whatever the data. Public inputs
-    only (the noise and the set), so the warning reveals nothing."""
-    spread = sigma * math.sqrt(dim)
-    radius = float(primal_set.radius(dim))
-    if math.isfinite(radius) and spread > radius:
+    """Warn when the released primal noise fills the primal set
+    (:func:`noise_fills_the_set`); the warning reveals nothing."""
+    if noise_fills_the_set(sigma, dim, primal_set):
+        spread, radius = sigma * math.sqrt(dim), float(primal_set.radius(dim))
         warnings.warn(
             f"Output perturbation's noise (std {sigma:.3g} per coordinate, about {spread:.3g} "
             f"in norm) is larger than the primal set (radius {radius:.3g}): the released "
@@ -139,18 +147,29 @@ def stability_bound(objective, n_samples):
     return 4.0 / n_samples**2 * (g_w**2 / mu_w + g_v**2 / mu_v)
 
 
-def certified_solve(base_solver, objective, data, target, init, rng):
+def certified_solve(base_solver, objective, data, target, init, rng, *, loose=False):
     """A point within weighted distance ``target`` of the exact saddle point, in every run.
 
     The base solver is asked for Euclidean distance ``tol = sqrt(target / max mu)``,
-    which implies the weighted target. Its claim is not trusted: the engine recomputes
+    which implies the weighted target, and solves well beyond it when the moduli
+    differ (its certificate reads the weighted bound over ``min mu``). ``loose=True``
+    asks for ``sqrt(target / min mu)``, the weighted target itself: for a release
+    whose noise fills the set (:func:`noise_fills_the_set`), where a closer solution
+    changes nothing that is released but can take minutes to reach (a tiny ``mu_w``
+    on a few hundred rows). Never without noise: the public start can meet a target
+    that does not shrink with epsilon, and at ``epsilon = inf`` the solution is the
+    release. Its claim is not trusted: the engine recomputes
     the certificate and, if it fails, continues from the returned point with
     :class:`Extragradient`. If neither certifies (or either raises: the base solver
     is untrusted code), :func:`a_priori_solve` runs from the public start instead of
     failing, so the release never depends on whether a solver gave up. Returns
     ``(w, v, diagnostics)``; ``diagnostics`` (work done) is not private.
     """
-    tol = math.sqrt(target / max(objective.strong_convexity()))
+    moduli = objective.strong_convexity()
+    # The Euclidean distance that implies the weighted target (the fallback's proof
+    # needs it), and what the base solvers are asked for.
+    strict_tol = math.sqrt(target / max(moduli))
+    tol = math.sqrt(target / min(moduli)) if loose else strict_tol
     data = prepare_data(objective, data)
     start = _start(objective, init)
     diagnostics = {"n_grad_evals": 0, "a_priori_fallback": False}
@@ -166,7 +185,7 @@ def certified_solve(base_solver, objective, data, target, init, rng):
         if certify(objective, data, *found).weighted <= target:
             return (*found, diagnostics)
         point = found
-    w, v, n_steps = a_priori_solve(objective, data, start, tol, target)
+    w, v, n_steps = a_priori_solve(objective, data, start, strict_tol, target)
     # two gradients a step, plus a certificate every _CHECK_EVERY steps
     diagnostics["n_grad_evals"] += (2 * n_steps + n_steps // _CHECK_EVERY) * data.n_samples
     diagnostics["a_priori_fallback"] = True
@@ -340,10 +359,12 @@ class OutputPerturbation(_OutputPerturbationBase):
         sens = self._sensitivity(objective, data.n_samples)
         target = self.accuracy_ratio**2 * stability_bound(objective, data.n_samples)
         solver_rng, noise_rng = rng.spawn(2)
-        w, v, diagnostics = certified_solve(self._base(), objective, data, target, init,
-                                            solver_rng)
         sigma = calibration.noise_multiplier * sens
         mu_w, mu_v = objective.strong_convexity()
+        dim = objective.init_params()[0].size
+        loose = noise_fills_the_set(sigma / math.sqrt(mu_w), dim, objective.primal_set)
+        w, v, diagnostics = certified_solve(self._base(), objective, data, target, init,
+                                            solver_rng, loose=loose)
         warn_if_noise_fills_the_set(sigma / math.sqrt(mu_w), w.size, objective.primal_set)
         w_out = w + noise_rng.standard_normal(w.shape) * sigma / math.sqrt(mu_w)
         v_out = v + noise_rng.standard_normal(v.shape) * sigma / math.sqrt(mu_v)
@@ -499,14 +520,15 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
                 q_stab = stability_bound(phase_obj, chunk.n_samples)
                 target = self.accuracy_ratio**2 * q_stab
                 start = (centre, v0) if which == "primal" else (w0, centre)
-                # A fresh base solver and generator per phase: no solver state crosses phases.
-                w, v, diagnostics = certified_solve(self._base(), phase_obj, chunk, target,
-                                                    start, next(phase_rngs))
-                evals += diagnostics["n_grad_evals"]
-                fallbacks += diagnostics["a_priori_fallback"]
                 mu_block = phase_obj.strong_convexity()[0 if which == "primal" else 1]
                 sens = (1.0 + 2.0 * self.accuracy_ratio) * math.sqrt(q_stab / mu_block)
                 sigma = calibration.noise_multiplier * sens
+                loose = noise_fills_the_set(sigma, centre.size, S)
+                # A fresh base solver and generator per phase: no solver state crosses phases.
+                w, v, diagnostics = certified_solve(self._base(), phase_obj, chunk, target,
+                                                    start, next(phase_rngs), loose=loose)
+                evals += diagnostics["n_grad_evals"]
+                fallbacks += diagnostics["a_priori_fallback"]
                 point = w if which == "primal" else v
                 out = point + noise_rng.standard_normal(point.shape) * sigma
                 phases.append({"pass": which, "phase": k, "n_samples": chunk.n_samples,
