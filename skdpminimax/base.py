@@ -67,6 +67,7 @@ from sklearn.utils.validation import _num_samples
 from skdpminimax._compat import validate_data
 from skdpminimax.objectives.base import SaddleData, check_shapes_on_stand_in
 from skdpminimax.privacy.budget import MAX_FINITE_EPSILON, PrivacyBudget
+from skdpminimax.privacy.calibration import check_certifiable
 from skdpminimax.privacy.ledger import LedgerGuardMixin, spend
 from skdpminimax.privacy.mechanisms import clip_rows, private_size, row_norms
 from skdpminimax.solvers import resolve_solver
@@ -208,6 +209,9 @@ def _dry_run(solver, probe, n_samples, budget, size_is_public, n_rows):
     size runs after the spend (where it can only fail at extreme budgets, from a
     released number).
     """
+    # A budget no multiplier certifies (a tiny delta) would fail only after the spend,
+    # once the released size is known: refused here, from the budget alone.
+    check_certifiable(budget.epsilon, budget.delta)
     if size_is_public:
         relation = _relation(solver.calibrate(probe, n_samples, budget))
         if relation != "add/remove-one" and n_rows != n_samples:

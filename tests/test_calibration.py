@@ -251,3 +251,61 @@ def test_without_replacement_rdp_on_a_window_of_orders_equals_all_orders(
     monkeypatch.setattr(calibration, "_rdp_orders", lambda *args: calibration._RDP_ORDERS)
     every = certified_epsilon(sampler, z, steps, 1e-5, "rdp", noise_ratios=ratios)
     assert windowed == pytest.approx(every, rel=1e-12)
+
+
+def test_a_delta_below_the_pld_tail_is_certified_by_rdp():
+    """A user-style probe: at delta <= 1e-15 the PLD gives epsilon = inf at every noise
+    (its truncated tail mass exceeds delta), so the search failed, after the spend
+    ("No noise multiplier up to 1e7 ..."). The RDP bound certifies there; the record
+    says which accountant certified the multiplier."""
+    sampler = make_sampler("poisson", 10_000, 100)
+    steps, delta = 300, 1e-20
+    cal = calibrate_noise_multiplier(sampler, steps, 1.0, delta)
+    assert cal.accounting == "rdp"
+    z = cal.noise_multiplier
+    # the PLD alone certifies nothing there, at this or ten times the noise
+    for noise in (z, 10 * z):
+        acc = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-3)
+        acc.compose(dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(noise)),
+            steps))
+        assert acc.get_epsilon(delta) == math.inf
+    # an independent RDP computation (dp_accounting's own orders) certifies z, not 0.9 z
+    def rdp_epsilon(noise):
+        acc = rdp.RdpAccountant()
+        acc.compose(dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(noise)),
+            steps))
+        return acc.get_epsilon(delta)
+    assert rdp_epsilon(z) <= 1.0 + 1e-3
+    assert rdp_epsilon(0.9 * z) > 1.0
+    # at an ordinary delta nothing changes: the PLD certifies
+    assert calibrate_noise_multiplier(sampler, steps, 1.0, 1e-6).accounting == "pld"
+
+
+def test_a_budget_no_multiplier_certifies_is_refused_before_the_spend():
+    """delta = 1e-300 at epsilon = 0.01: the RDP bound at infinite noise is above
+    epsilon, so no multiplier certifies; the fit is refused before any spend (it failed
+    after it), while delta = 1e-20 fits."""
+    from diffprivlib.accountant import BudgetAccountant
+    from sklearn.datasets import make_classification
+
+    from skdpminimax import DPAUCMaximizer
+    from skdpminimax.privacy.calibration import check_certifiable
+
+    floor = min(math.log1p(-1 / a) - math.log(1e-300 * a) / (a - 1)
+                for a in calibration._RDP_ORDERS if a > 1.01)
+    with pytest.raises(ValueError, match="delta=1e-300 is too small"):
+        check_certifiable(0.99 * floor, 1e-300)
+    check_certifiable(1.01 * floor, 1e-300)
+    check_certifiable(1e-3, 1e-6)  # the PLD's domain: not this check's to refuse
+    X, y = make_classification(n_samples=200, n_features=3, n_informative=2,
+                               n_redundant=0, random_state=0)
+    accountant = BudgetAccountant()
+    with pytest.raises(ValueError, match="too small"):
+        DPAUCMaximizer(epsilon=0.01, delta=1e-300, data_norm=4.0, accountant=accountant,
+                       random_state=0).fit(X, y)
+    assert accountant.spent_budget == []
+    est = DPAUCMaximizer(epsilon=1.0, delta=1e-20, data_norm=4.0, accountant=accountant,
+                         random_state=0).fit(X, y)
+    assert est.calibration_.accounting == "rdp"

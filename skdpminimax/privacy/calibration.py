@@ -35,6 +35,7 @@ __all__ = [
     "NoiseCalibration",
     "calibrate_noise_multiplier",
     "certified_epsilon",
+    "check_certifiable",
     "split_noise_multiplier",
     "analytic_gaussian_sigma",
 ]
@@ -42,8 +43,12 @@ __all__ = [
 _RDP_ORDERS = tuple(
     [1 + x / 10 for x in range(1, 100)]
     + list(range(12, 64))
-    + [80, 96, 128, 192, 256, 384, 512, 1024, 2048, 4096]
+    + [80, 96, 128, 192, 256, 384, 512, 1024, 2048, 4096, 8192, 16384]
 )
+# Below this delta the PLD may certify nothing (its truncated tail mass): the RDP
+# bound certifies there (see _certify), and check_certifiable refuses beforehand
+# what it cannot.
+_PLD_DELTA_FLOOR = 1e-12
 _REL_TOL = 2e-3  # relative precision of the calibrated multiplier (always on the safe side)
 
 
@@ -136,6 +141,29 @@ def certified_epsilon(sampler, noise_multiplier, n_steps, delta, accounting="pld
         Release ``i`` has multiplier ``noise_ratios[i % k] * z`` (``k`` the length;
         ``n_steps`` must be a multiple of it), each on its own batch.
     """
+    return _certify(sampler, noise_multiplier, n_steps, delta, accounting, pld_interval,
+                    noise_ratios)[0]
+
+
+def _certify(sampler, noise_multiplier, n_steps, delta, accounting, pld_interval,
+             noise_ratios):
+    """``(epsilon, accounting used)``: as :func:`certified_epsilon`, except that where
+    the PLD certifies nothing at this multiplier (``inf``: ``delta`` below the tail
+    mass it truncates, about 1e-15 and smaller, whatever the noise) the RDP bound,
+    which has no such floor, is used where the sampler admits it. Both are upper
+    bounds on the run's epsilon."""
+    epsilon = _certify_with(sampler, noise_multiplier, n_steps, delta, accounting,
+                            pld_interval, noise_ratios)
+    if (accounting == "pld" and epsilon == math.inf and noise_multiplier > 0
+            and "rdp" in sampler.accountings):
+        accounting = "rdp"
+        epsilon = _certify_with(sampler, noise_multiplier, n_steps, delta, accounting,
+                                pld_interval, noise_ratios)
+    return epsilon, accounting
+
+
+def _certify_with(sampler, noise_multiplier, n_steps, delta, accounting, pld_interval,
+                  noise_ratios):
     ratios = _check_noise_ratios(noise_ratios, n_steps)
     if noise_multiplier <= 0:
         return math.inf
@@ -165,6 +193,24 @@ def certified_epsilon(sampler, noise_multiplier, n_steps, delta, accounting="pld
         return float(accountant.get_epsilon(delta))
     finally:
         logger.setLevel(level)
+
+
+def check_certifiable(epsilon, delta):
+    """Refuse, from ``(epsilon, delta)`` alone and before anything is spent, a budget
+    that no noise multiplier certifies: with ``delta`` below ``_PLD_DELTA_FLOOR``
+    certification rests on the RDP bound, whose value at infinite noise,
+    ``min_a log(1 - 1/a) - log(delta a) / (a - 1)`` over the accountant's orders,
+    must be below ``epsilon``."""
+    if not math.isfinite(epsilon) or delta >= _PLD_DELTA_FLOOR:
+        return
+    floor = min(math.log1p(-1.0 / a) - math.log(delta * a) / (a - 1.0)
+                for a in _RDP_ORDERS if a > 1.01)
+    if floor >= epsilon:
+        raise ValueError(
+            f"delta={delta:g} is too small for epsilon={epsilon:g} (the share the noise is "
+            "calibrated on): no noise multiplier "
+            f"certifies it (the RDP accountant's bound with infinite noise is {floor:.3g}). "
+            "Use a larger delta (1e-6 to 1e-10 is usual) or a larger epsilon.")
 
 
 def _composed_event(sampler, noise_multiplier, n_steps, ratios):
@@ -296,11 +342,12 @@ def _calibrate_cached(sampler_key, n_steps, epsilon, delta, accounting, noise_ra
     # Memoised: the search has already evaluated the z it returns, and each
     # accountant call composes the whole run.
     @functools.lru_cache(maxsize=None)
-    def epsilon_of(z):
-        return certified_epsilon(sampler, z, n_steps, delta, accounting, interval, noise_ratios)
+    def certify(z):
+        return _certify(sampler, z, n_steps, delta, accounting, interval, noise_ratios)
 
-    z = _search_multiplier(epsilon_of, epsilon, _gdp_guess(sampler, n_steps, epsilon, delta))
-    return z, epsilon_of(z)
+    z = _search_multiplier(lambda z: certify(z)[0], epsilon,
+                           _gdp_guess(sampler, n_steps, epsilon, delta))
+    return (z, *certify(z))
 
 
 def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld",
@@ -317,6 +364,9 @@ def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld
         Target budget. ``epsilon=np.inf`` gives multiplier 0 (no noise).
     accounting : {'pld', 'rdp'}
         PLD is the tighter; samplers that only admit RDP (without replacement) use it.
+        Where the PLD certifies no epsilon at a multiplier (a ``delta`` below the tail
+        mass it truncates, about 1e-15), the RDP bound is used there; the returned
+        calibration's ``accounting`` names the one that certified its multiplier.
     noise_ratios : tuple of float, default=(1.0,)
         Release ``i`` has multiplier ``noise_ratios[i % k] * z`` (see
         :func:`certified_epsilon`); the returned ``z`` is the multiplier of ratio 1.
@@ -335,8 +385,8 @@ def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld
     if math.isinf(epsilon):
         z, certified = 0.0, math.inf
     else:
-        z, certified = _calibrate_cached(sampler.key(), n_steps, float(epsilon), float(delta),
-                                         accounting, noise_ratios)
+        z, certified, accounting = _calibrate_cached(
+            sampler.key(), n_steps, float(epsilon), float(delta), accounting, noise_ratios)
         if certified > epsilon:  # cannot happen by construction; never release if it does
             raise RuntimeError("Noise calibration failed to certify the target epsilon.")
     return NoiseCalibration(
