@@ -798,7 +798,16 @@ def _charge(search, budgets, ledger, fit_input, folds=(), pinned=None, selection
     _check_fits(prepaid_search, *fit_input)
     _check_folds(prepaid_search, *fit_input, folds)
     spend_all(ledger, entries)  # re-checked with the spend: another fit may have spent
+    # The shape the checks passed on (the number of rows is what the charged folds
+    # index): a fit on other data is refused before it opens the ledger.
+    prepaid_search._charged_shape = _shape(fit_input[0])
     return prepaid_search
+
+
+def _shape(X):
+    """``(rows, columns)`` of ``X``; columns ``None`` where it has no second axis."""
+    shape = getattr(X, "shape", None) or np.shape(np.asarray(X, dtype=object))
+    return (int(shape[0]), int(shape[1]) if len(shape) > 1 else None)
 
 
 def _routing_enabled():
@@ -927,7 +936,18 @@ class _PrepaidSearchMixin:
         ------
         BudgetError
             If the search has run already (charge it again).
+        ValueError
+            If ``X`` has another shape than the data it was charged for (nothing is
+            spent; the search can still be fitted on those).
         """
+        charged = getattr(self, "_charged_shape", None)
+        if charged is not None and _shape(X) != charged:
+            # Refused before the ledger opens: the search can still be fitted on the
+            # data it was charged for (its replayed folds index those rows).
+            raise ValueError(
+                f"This search was charged for data of shape {charged} (rows, columns) and "
+                f"is fitted on data of shape {_shape(X)}: fit it on the data passed to "
+                "charge_search. Nothing was spent and the charge is still available.")
         with ExitStack() as stack:
             for ledger in _prepaid_ledgers(self):
                 stack.enter_context(ledger.running())

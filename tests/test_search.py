@@ -549,3 +549,27 @@ def test_spends_from_threads_never_exceed_the_budget():
             assert len(ledger.spent_budget) == 4
     finally:
         sys.setswitchinterval(interval)
+
+
+def test_a_prepaid_search_fitted_on_other_data_is_refused_and_keeps_its_charge(data):
+    """A user-style probe: fitting a charged search on 300 of the rows it was charged
+    for raised a raw IndexError from the replayed folds, after its ledger had opened,
+    and the whole charge was lost (the correct fit was then refused as closed)."""
+    X, y = data
+    accountant = BudgetAccountant()
+    search = GridSearchCV(DPAUCMaximizer(epsilon=0.5, data_norm=6.0, accountant=accountant,
+                                         random_state=0),
+                          {"alpha": [1e-4, 1e-2]}, cv=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        prepaid = charge_search(search, X, y, accountant=accountant)
+    spent = list(accountant.spent_budget)
+    for other in (X[:-10], X[:, :-1]):
+        with pytest.raises(ValueError, match="charged for data of shape"):
+            prepaid.fit(other, y[:len(other)])
+    assert accountant.spent_budget == spent
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        prepaid.fit(X, y)  # the charge is still there
+    assert hasattr(prepaid, "best_estimator_")
+    assert accountant.spent_budget == spent
