@@ -44,9 +44,10 @@ def resolve_clip_norms(objective, clip_w, clip_v):
     Clipping at a certified Lipschitz bound changes nothing but makes the sensitivity
     argument independent of that bound being right; clipping below it trades bias
     for less noise. ``"auto"`` clips at the objective's ``typical_grad_norms()`` (public
-    quantities only); so does ``"scaled"`` here, and ``"auto_if_quiet"`` at the larger
-    of that norm and ``GENERIC_CLIP`` (1.0): upper bounds of what NoisySGDA's noise-
-    dependent rules clip at. A block with neither bound cannot be made private.
+    quantities only); ``"scaled"`` here at that norm times ``max_example_weight()``
+    (primal), and ``"auto_if_quiet"`` at the larger of that and ``GENERIC_CLIP`` (1.0):
+    upper bounds of what NoisySGDA's noise-dependent rules clip at. A block with
+    neither bound cannot be made private.
     """
     g_w, g_v = objective.lipschitz()
     typical = None
@@ -54,12 +55,14 @@ def resolve_clip_norms(objective, clip_w, clip_v):
         typical = getattr(objective, "typical_grad_norms", objective.lipschitz)()
     out = []
     for b, (name, user, bound) in enumerate((("clip_w", clip_w, g_w), ("clip_v", clip_v, g_v))):
-        if isinstance(user, str) and user in ("auto", "scaled"):
+        if isinstance(user, str) and user == "auto":
             user = typical[b]  # the objective's public typical norm (see typical_grad_norms)
-        elif isinstance(user, str) and user == "auto_if_quiet":
+        elif isinstance(user, str) and user in ("scaled", "auto_if_quiet"):
             # Primal: up to max_example_weight() typical norms (NoisySGDA's quiet rule).
             weight = max_example_weight(objective) if b == 0 else 1.0
-            user = max(typical[b] * max(1.0, weight), GENERIC_CLIP)
+            user = typical[b] * max(1.0, weight)
+            if clip_w == "auto_if_quiet" and b == 0:
+                user = max(user, GENERIC_CLIP)
         c = min(math.inf if user is None else float(user), float(bound))
         if not math.isfinite(c):
             raise ValueError(

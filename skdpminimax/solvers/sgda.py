@@ -308,8 +308,8 @@ class NoisySGDA(PrivateSolver):
     def _primal_clip(self, objective, sampler, n_steps, budget):
         """``clip_w`` as given, or the noise-dependent rules ``"scaled"`` (the typical
         norm over ``sqrt(1 + E)``) and ``"auto_if_quiet"`` (the typical norm where
-        ``E <= 0.1``, times up to ``max_example_weight()`` while ``k^2 E <= 0.01``;
-        else 1), ``E`` calibrated at the typical norm."""
+        ``E <= 0.1``, else 1), both times up to ``max_example_weight()`` while
+        ``k^2 E <= 0.01``; ``E`` calibrated at the typical norm."""
         if self.clip_w not in ("scaled", "auto_if_quiet"):
             return self.clip_w
         typical = resolve_clip_norms(objective, "auto", self.clip_v)[0]
@@ -318,16 +318,18 @@ class NoisySGDA(PrivateSolver):
             typical, self.clip_v, self.noise_allocation,
         )
         energy = primal_noise_energy(at_typical, objective.n_primal, sampler)
+        # Reweighting objectives (worst-group risk: q_g / pi_g; parity's multipliers over
+        # pi_g) move examples' gradients up to max_example_weight() times the typical
+        # norm. Where the noise is quiet, room for them: the clip grows k-fold, k up to
+        # that weight, while the noise relative to a typical gradient stays small
+        # (k^2 E <= _REWEIGHT_ENERGY). 1 elsewhere, and for unweighted objectives.
+        room = math.sqrt(_REWEIGHT_ENERGY / energy) if energy > 0 else math.inf
+        reweight = max(1.0, min(max_example_weight(objective), room))
         if self.clip_w == "auto_if_quiet":
             if energy > _QUIET_ENERGY:
                 return GENERIC_CLIP
-            # Reweighting objectives (worst-group risk: q_g / pi_g) move examples' gradients
-            # up to max_example_weight() times the typical norm. Where the noise is quiet,
-            # room for them: the clip grows k-fold, k up to that weight, while the noise
-            # relative to a typical gradient stays small (k^2 E <= _REWEIGHT_ENERGY).
-            room = math.sqrt(_REWEIGHT_ENERGY / energy) if energy > 0 else math.inf
-            return typical * max(1.0, min(max_example_weight(objective), room))
-        return typical / math.sqrt(1.0 + energy)
+            return typical * reweight
+        return typical / math.sqrt(1.0 + energy) * reweight
 
     def _check_objective(self, objective):
         if self.schedule == "strongly_convex" and min(objective.strong_convexity()) <= 0:
