@@ -33,6 +33,8 @@ def test_group_loss_and_parity_gap():
 def test_intersections_and_length_mismatch():
     sf = np.array([["a", 0], ["a", 1], ["b", 0], ["b", 0]], dtype=object)
     acc = group_accuracy([1, 1, 0, 1], [1, 0, 0, 1], sensitive_features=sf)
-    assert acc == {("a", "0"): 1.0, ("a", "1"): 0.0, ("b", "0"): 1.0}
+    # each attribute keeps its values' type (they were all made strings before)
+    assert acc == {("a", 0): 1.0, ("a", 1): 0.0, ("b", 0): 1.0}
+    assert all(type(label[1]) is int for label in acc)
     with pytest.raises(ValueError, match="rows, expected"):
         group_accuracy([1, 0], [1, 0], sensitive_features=[0, 1, 1])

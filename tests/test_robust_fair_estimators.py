@@ -308,3 +308,25 @@ def test_group_input_slips_get_clear_messages():
         est = DPRobustClassifier(epsilon=1.0, data_norm=3.0, group_ratios=[60, 60],
                                  accountant=BudgetAccountant())
         est.fit(X, y, sensitive_features=groups)
+
+
+def test_group_labels_of_several_attributes_keep_their_types():
+    """A user-style probe: a DataFrame of a string and an integer attribute gave labels
+    ('F', '1') (every attribute made a string), so group_ratios keyed by the real
+    values, ('F', 1), was refused as not naming the groups."""
+    import pandas as pd
+    from diffprivlib.accountant import BudgetAccountant
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=400, n_features=5, random_state=0)
+    rng = np.random.default_rng(0)
+    sf = pd.DataFrame({"sex": rng.choice(["F", "M"], 400), "band": rng.choice([1, 2], 400)})
+    ratios = {("F", 1): 0.25, ("F", 2): 0.25, ("M", 1): 0.25, ("M", 2): 0.25}
+    est = DPRobustClassifier(epsilon=1.0, data_norm=4.0, random_state=0, group_ratios=ratios,
+                             accountant=BudgetAccountant()).fit(X, y, sensitive_features=sf)
+    assert list(est.groups_) == [("F", 1), ("F", 2), ("M", 1), ("M", 2)]
+    # one attribute whose values do not compare (ints and strings) is compared as strings
+    mixed = np.array([1, "a"] * 200, dtype=object)
+    est = DPRobustClassifier(epsilon=1.0, data_norm=4.0, random_state=0,
+                             accountant=BudgetAccountant()).fit(X, y, sensitive_features=mixed)
+    assert list(est.groups_) == ["1", "a"]

@@ -39,8 +39,9 @@ GROUP_SGDA_DEFAULTS = {"step_size": "scaled", "n_epochs": "auto", "clip_v": "aut
                        "noise_allocation": 0.3, "average": "tail"}
 
 
-def _label(row):
-    return row.item() if np.ndim(row) == 0 else tuple(r.item() for r in row)
+def _label(value):
+    """A plain Python value (numpy scalars unwrapped)."""
+    return value.item() if hasattr(value, "item") else value
 
 
 def encode_groups(sensitive_features, n_samples):
@@ -69,10 +70,31 @@ def encode_groups(sensitive_features, n_samples):
         raise ValueError("sensitive_features contains NaN or missing values (None, pd.NA); "
                          "drop those rows or give them a group of their own.")
     _check_discrete(sf)
-    if sf.dtype.kind == "O" or sf.ndim == 2:
-        sf = sf.astype(str)
-    labels, codes = np.unique(sf, axis=0 if sf.ndim == 2 else None, return_inverse=True)
-    return codes.reshape(-1).astype(np.intp), [_label(r) for r in labels]
+    if sf.ndim == 2:
+        return _encode_combinations(sf)
+    values, codes = _unique(sf)
+    return codes, [_label(v) for v in values]
+
+
+def _unique(column):
+    """Sorted distinct values and codes of one attribute; an object column whose values
+    do not compare (ints mixed with strings) is compared as strings."""
+    try:
+        values, codes = np.unique(column, return_inverse=True)
+    except TypeError:
+        values, codes = np.unique(column.astype(str), return_inverse=True)
+    return values, codes.reshape(-1).astype(np.intp)
+
+
+def _encode_combinations(sf):
+    """Codes and labels of the combinations of several attributes, each attribute
+    encoded on its own, so that the labels keep their values' types (a DataFrame of a
+    string and an integer column gives ``('F', 1)``, which ``group_ratios`` can name)."""
+    columns = [_unique(sf[:, j]) for j in range(sf.shape[1])]
+    combined = np.stack([codes for _, codes in columns], axis=1)
+    rows, codes = np.unique(combined, axis=0, return_inverse=True)
+    labels = [tuple(_label(columns[j][0][c]) for j, c in enumerate(row)) for row in rows]
+    return codes.reshape(-1).astype(np.intp), labels
 
 
 def encode_public_groups(sensitive_features, n_samples):
