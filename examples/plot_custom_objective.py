@@ -50,6 +50,12 @@ class WorstClassHinge(SaddleObjective):
     def init_params(self, rng=None):
         return np.zeros(self.n_features + 1), np.full(2, 0.5)
 
+    def check_data(self, y, groups):
+        # The bounds below hold for y in {0, 1} only: y = -1 would index v[-1] and
+        # weigh its hinge by three, beyond lipschitz(). Refused before any spend.
+        if not np.all(np.isin(y, (0, 1))):
+            raise ValueError("WorstClassHinge needs y in {0, 1}.")
+
     def _margins(self, w, data):
         sign = 2.0 * data.y - 1.0
         return sign, sign * (data.X @ w[:-1] + w[-1])

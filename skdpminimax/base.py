@@ -240,7 +240,7 @@ def _warn_if_delta_too_large(budget, size):
     if math.isfinite(budget.epsilon) and budget.delta * size >= 1.0:
         warnings.warn(
             f"delta={budget.delta:g} is not below 1 / n for the n = {size} examples the fit "
-            "plans on: an (epsilon, delta) guarantee with delta >= 1 / n allows a mechanism "
+            "plans on (a privately released count where the size is private): an (epsilon, delta) guarantee with delta >= 1 / n allows a mechanism "
             "that publishes a random example outright. Choose delta well below 1 / n.",
             UserWarning,
         )
@@ -516,12 +516,16 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
     def _resolve_data_norm(self, X):
         if self.data_norm is not None:
             return self._check_data_norm(float(self.data_norm), "data_norm")
-        warnings.warn(
-            "data_norm has not been specified and will be calculated on the data provided. "
-            "This will result in additional privacy leakage. To ensure differential privacy "
-            "and no additional privacy leakage, specify `data_norm` at initialisation.",
-            PrivacyLeakWarning,
-        )
+        if math.isfinite(self.epsilon):  # without noise there is no guarantee to lose
+            warnings.warn(
+                "data_norm has not been specified and will be calculated on the data "
+                "provided. This will result in additional privacy leakage. To ensure "
+                "differential privacy and no additional privacy leakage, specify `data_norm` "
+                "at initialisation: a bound on the rows' L2 norm known without the data "
+                "(e.g. sqrt(n_features) times a public bound on each scaled feature); rows "
+                "beyond it are clipped to it.",
+                PrivacyLeakWarning,
+            )
         norm = float(row_norms(X).max())
         return self._check_data_norm(norm if norm > 0 else 1.0, "The largest row norm of X")
 

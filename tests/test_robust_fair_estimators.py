@@ -330,3 +330,20 @@ def test_group_labels_of_several_attributes_keep_their_types():
     est = DPRobustClassifier(epsilon=1.0, data_norm=4.0, random_state=0,
                              accountant=BudgetAccountant()).fit(X, y, sensitive_features=mixed)
     assert list(est.groups_) == ["1", "a"]
+
+
+def test_bounds_read_from_the_data_warn_only_where_there_is_a_guarantee():
+    """A probe: the data_norm and bounds PrivacyLeakWarnings fired at epsilon = inf,
+    where no guarantee is claimed (the replayable-seed warning is quiet there)."""
+    X, y = make_regression(n_samples=200, n_features=3, random_state=0)
+    groups = np.arange(200) % 2
+    kwargs = dict(random_state=0, group_ratios=[0.5, 0.5])
+    with pytest.warns(PrivacyLeakWarning) as record:
+        DPGroupFairRegressor(epsilon=1.0, accountant=BudgetAccountant(), **kwargs).fit(
+            X, y, sensitive_features=groups)
+    messages = " ".join(str(w.message) for w in record if w.category is PrivacyLeakWarning)
+    assert "data_norm" in messages and "Bounds" in messages
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        DPGroupFairRegressor(epsilon=np.inf, accountant=BudgetAccountant(), **kwargs).fit(
+            X, y, sensitive_features=groups)

@@ -1,5 +1,6 @@
 """DPGroupFairRegressor: differentially private group-fair linear regression."""
 
+import math
 import warnings
 from numbers import Real
 
@@ -224,12 +225,13 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
                 raise ValueError(f"bounds must be (lower, upper) with lower < upper, "
                                  f"got {self.bounds!r}.")
             return self._check_width(float(self.bounds[0]), float(self.bounds[1]), "bounds")
-        warnings.warn(
-            "Bounds parameter hasn't been specified, so falling back to determining range from "
-            "the data.\nThis will result in additional privacy leakage. To ensure differential "
-            "privacy with no additional privacy loss, specify `bounds` for `y`.",
-            PrivacyLeakWarning,
-        )
+        if math.isfinite(self.epsilon):  # without noise there is no guarantee to lose
+            warnings.warn(
+                "Bounds parameter hasn't been specified, so falling back to determining range "
+                "from the data.\nThis will result in additional privacy leakage. To ensure "
+                "differential privacy with no additional privacy loss, specify `bounds` for `y`.",
+                PrivacyLeakWarning,
+            )
         return self._check_width(float(np.min(y)), float(np.max(y)), "The range of y")
 
     @staticmethod
