@@ -38,7 +38,10 @@ from skdpminimax.solvers import NoisySGDA
 class WorstClassHinge(SaddleObjective):
     """Hinge loss of a linear model, reweighted by an adversary over the classes."""
 
-    def __init__(self, n_features, data_norm, class_ratios, radius=5.0, dual_reg=0.1):
+    def __init__(self, n_features, data_norm, class_ratios, radius=5.0, dual_reg=0.1,
+                 n_classes=2):
+        if n_classes != 2:  # given by DPSaddleEstimator(task="classification")
+            raise ValueError("WorstClassHinge is a binary objective.")
         self.n_features = n_features
         self.kappa = np.sqrt(data_norm**2 + 1.0)  # norm bound of (x, 1)
         self.pi = np.asarray(class_ratios, dtype=float)  # public
@@ -51,8 +54,9 @@ class WorstClassHinge(SaddleObjective):
         return np.zeros(self.n_features + 1), np.full(2, 0.5)
 
     def check_data(self, y, groups):
-        # The bounds below hold for y in {0, 1} only: y = -1 would index v[-1] and
-        # weigh its hinge by three, beyond lipschitz(). Refused before any spend.
+        # The bounds below hold for y in {0, 1} only (the class codes of a binary
+        # task="classification"): y = -1 would index v[-1] and weigh its hinge by
+        # three, beyond lipschitz(). Refused before any spend.
         if not np.all(np.isin(y, (0, 1))):
             raise ValueError("WorstClassHinge needs y in {0, 1}.")
 
@@ -123,9 +127,11 @@ for epsilon in epsilons:
         solver=NoisySGDA(batch_size=64, n_epochs=20, step_size=0.05),
         random_state=0,
         accountant=experiment_ledger,
+        # a classifier to scikit-learn: classes_, score (accuracy), scoring="roc_auc"
+        task="classification",
     ).fit(X_train, y_train)
     worst = min(class_accuracies(model, X_test, y_test))
-    overall = float(np.mean(model.predict(X_test) == y_test))
+    overall = model.score(X_test, y_test)
     results.append((worst, overall))
     print(f"epsilon={epsilon:>4}: worst-class accuracy {worst:.3f}, accuracy {overall:.3f}, "
           f"class weights q={np.round(model.dual_coef_, 3)}")

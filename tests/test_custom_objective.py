@@ -1,5 +1,6 @@
 """DPSaddleEstimator: fitting a user's SaddleObjective privately."""
 
+import math
 import numpy as np
 import pytest
 from diffprivlib.accountant import BudgetAccountant
@@ -371,3 +372,98 @@ def test_stand_in_checks_the_per_step_methods_too():
         with pytest.raises(ValueError, match=what):
             DPSaddleEstimator(objective, epsilon=1.0, data_norm=3.0, accountant=acc).fit(X)
         assert acc.spent_budget == []
+
+
+# ---- task="classification" / "regression": what scikit-learn takes it for ------------------
+
+class SoftmaxRegression(SaddleObjective):
+    """Multinomial logistic regression with an inert dual (f = cross-entropy, r = -v^2/2):
+    a user's classification objective, on class codes 0..K-1."""
+
+    def __init__(self, n_features, data_norm, n_classes, radius=10.0):
+        self.k, self.d = n_classes, n_features
+        self.kappa = math.sqrt(data_norm**2 + 1.0)
+        self.primal_set = L2Ball(radius)
+        self.dual_set = Box(-1.0, 1.0)
+
+    def check_data(self, y, groups):
+        if not np.all(np.isin(y, np.arange(self.k))):
+            raise ValueError("SoftmaxRegression needs class codes 0..K-1.")
+
+    def init_params(self, rng=None):
+        return np.zeros(self.k * (self.d + 1)), np.zeros(1)
+
+    def _scores(self, w, X):
+        W = w.reshape(self.k, self.d + 1)
+        return X @ W[:, :-1].T + W[:, -1]
+
+    def per_example_values(self, w, v, data):
+        Z = self._scores(w, data.X)
+        Z = Z - Z.max(axis=1, keepdims=True)
+        logp = Z - np.log(np.exp(Z).sum(axis=1, keepdims=True))
+        return -logp[np.arange(data.n_samples), data.y.astype(int)]
+
+    def per_example_grads(self, w, v, data):
+        Z = self._scores(w, data.X)
+        P = np.exp(Z - Z.max(axis=1, keepdims=True))
+        P /= P.sum(axis=1, keepdims=True)
+        P[np.arange(data.n_samples), data.y.astype(int)] -= 1.0
+        Xt = np.column_stack([data.X, np.ones(data.n_samples)])
+        gw = (P[:, :, None] * Xt[:, None, :]).reshape(data.n_samples, -1)
+        return gw, np.zeros((data.n_samples, 1))
+
+    def reg_value(self, w, v):
+        return -0.5 * float(v @ v)
+
+    def reg_grad(self, w, v):
+        return np.zeros_like(w), -v
+
+    def lipschitz(self):
+        return math.sqrt(2.0) * self.kappa, 1.0
+
+    def decision_function(self, w, X):
+        Z = self._scores(w, X)
+        return Z[:, 1] - Z[:, 0] if self.k == 2 else Z
+
+    def predict(self, w, X):
+        return np.argmax(self._scores(w, X), axis=1)
+
+
+def _classifier(**kwargs):
+    return DPSaddleEstimator(SoftmaxRegression, epsilon=np.inf, data_norm=10.0,
+                             task="classification", random_state=0, **kwargs)
+
+
+def test_a_classification_task_is_a_classifier_with_its_labels_and_scorers():
+    """A user-style probe: a classification objective could not be scored with
+    scoring="roc_auc" (scikit-learn took the estimator for a regressor: NaN scores in
+    cross_val_score, and GridSearchCV chose among NaNs). With task="classification" it is
+    a classifier: classes_, labels of any type, accuracy as score, string scorers."""
+    from sklearn.base import is_classifier, is_regressor
+    from sklearn.datasets import make_classification
+    from sklearn.model_selection import cross_val_score
+
+    X, y = make_classification(n_samples=300, n_features=4, random_state=0)
+    labels = np.array(["neg", "pos"])[y]
+    est = _classifier(accountant=BudgetAccountant()).fit(X, labels)
+    assert is_classifier(est) and not is_classifier(_classifier().set_params(task=None))
+    assert list(est.classes_) == ["neg", "pos"]
+    assert est.objective_.k == 2  # the factory was told the number of classes
+    assert set(est.predict(X)) <= {"neg", "pos"}
+    assert est.score(X, labels) == np.mean(est.predict(X) == labels) > 0.8
+    aucs = cross_val_score(_classifier(accountant=BudgetAccountant()), X, labels,
+                           scoring="roc_auc", cv=3)
+    assert np.all(aucs > 0.85)
+    # one class only: refused before the spend
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        _classifier(accountant=acc).set_params(epsilon=1.0).fit(X, np.zeros(300))
+    assert acc.spent_budget == []
+    reg = DPSaddleEstimator(CoupledMean, epsilon=1.0, data_norm=5.0, task="regression")
+    assert is_regressor(reg) and not hasattr(DPSaddleEstimator(CoupledMean), "score")
+
+
+@_materialised(parametrize_with_checks(
+    [_classifier()], expected_failed_checks=_no_expected_failures))
+def test_sklearn_compatible_as_a_classifier(estimator, check):
+    check(estimator)

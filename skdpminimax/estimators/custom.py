@@ -1,8 +1,10 @@
 """DPSaddleEstimator: fit your own saddle objective privately (bring your own objective)."""
 
 import numpy as np
-from sklearn.utils._param_validation import HasMethods
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from skdpminimax._compat import validate_data
@@ -20,6 +22,10 @@ def _objective_has(method):
         check_is_fitted(self, "objective_")
         return hasattr(self.objective_, method)
     return check
+
+
+def _has_task(self):
+    return self.task is not None
 
 
 @shared_parameter_docs
@@ -43,8 +49,9 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     ----------
     objective_factory : callable
         Called as ``objective_factory(n_features=..., data_norm=..., **objective_params)``
-        and returning a ``SaddleObjective``; a ``SaddleObjective`` subclass whose
-        ``__init__`` takes these keywords is such a callable.
+        (and ``n_classes=...`` with ``task="classification"``) and returning a
+        ``SaddleObjective``; a ``SaddleObjective`` subclass whose ``__init__`` takes
+        these keywords is such a callable.
     objective_params : dict or None, default=None
         Extra keyword arguments of ``objective_factory`` (public constants, e.g.
         radii, label bounds, regularisation). They must not be computed from the
@@ -56,6 +63,17 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         with a :class:`PrivacyLeakWarning`.
     solver : str or solver object, default="sgda"
     accountant : BudgetAccountant or None, default=None
+    task : {{"classification", "regression"}} or None, default=None
+        What scikit-learn should take the estimator for. ``"classification"``: a
+        classifier. ``classes_`` holds the sorted labels of ``y`` (any type); the
+        factory is also given ``n_classes=K``, the objective receives class codes
+        ``0..K-1`` as ``data.y`` and its ``predict`` returns codes, which
+        :meth:`predict` maps back to labels; ``score`` is the
+        accuracy, and string scorers such as ``"roc_auc"`` work, with
+        ``decision_function`` positive for ``classes_[1]`` (binary). One class only is
+        refused before anything is spent. ``"regression"``: a regressor; ``y`` reaches
+        the objective as numbers, as with ``None``, and ``score`` is R^2. ``None``:
+        neither, and no ``score`` (pass a callable scorer to searches).
     {shared_parameters}
 
     Attributes
@@ -70,6 +88,8 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     groups_ : ndarray
         Group labels, when ``sensitive_features`` were given (codes ``0..K-1``
         reach the objective as ``data.groups``).
+    classes_ : ndarray
+        The sorted labels of ``y`` (``task="classification"`` only).
     calibration_, privacy_spent_, solver_
 
     Notes
@@ -105,11 +125,13 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         **DPMinimaxEstimator._parameter_constraints,
         "objective_factory": [callable],
         "objective_params": [dict, None],
+        "task": [StrOptions({"classification", "regression"}), None],
     }
 
     def __init__(self, objective_factory, objective_params=None, epsilon=1.0, delta=1e-5, *,
                  data_norm=None, solver="sgda", accountant=None, random_state=None,
-                 n_samples_budget=DEFAULT_N_SAMPLES_BUDGET):
+                 n_samples_budget=DEFAULT_N_SAMPLES_BUDGET, task=None):
+        self.task = task
         self.objective_factory = objective_factory
         self.objective_params = objective_params
         self.epsilon = epsilon
@@ -128,7 +150,8 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or None
             Passed to the objective as ``data.y``, converted to float64 (``None``
-            if not given), after the objective's ``check_data``.
+            if not given; class codes ``0..K-1`` for ``task="classification"``),
+            after the objective's ``check_data``.
         sensitive_features : array-like of shape (n_samples,), default=None
             Passed to the objective as integer codes ``data.groups``.
 
@@ -148,7 +171,17 @@ class DPSaddleEstimator(DPMinimaxEstimator):
             codes, labels = encode_public_groups(sensitive_features, X.shape[0])
             self.groups_ = labels_array(labels)
         if not y_given:
+            if self.task is not None:
+                raise ValueError(f"task={self.task!r} needs y.")
             return None, {"groups": codes}
+        if self.task == "classification":
+            check_classification_targets(y)
+            classes, y = np.unique(y, return_inverse=True)  # codes 0..K-1 for the objective
+            if classes.size < 2:
+                raise ValueError(f"{type(self).__name__}(task='classification') needs at "
+                                 f"least 2 classes in y; got only class {classes[0]!r}.")
+            self.classes_ = classes
+            y = y.reshape(-1)
         # Checked here, before anything is spent: a y the objective cannot use would
         # otherwise fail inside the solver, after the budget is charged.
         try:
@@ -170,8 +203,11 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         return {}
 
     def _make_objective(self, n_features, data_norm, constants):
+        params = dict(self.objective_params or {})
+        if self.task == "classification":  # the number of classes is public (classes_)
+            params["n_classes"] = len(self.classes_)
         objective = self.objective_factory(n_features=n_features, data_norm=data_norm,
-                                           **(self.objective_params or {}))
+                                           **params)
         missing = [name for name in _REQUIRED if not hasattr(objective, name)]
         if missing:
             raise TypeError(
@@ -187,12 +223,49 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     # ---- optional prediction, delegated to the objective -----------------------
     @available_if(_objective_has("predict"))
     def predict(self, X):
-        """``objective_.predict(coef_, X)``."""
+        """``objective_.predict(coef_, X)``; class codes mapped to ``classes_`` for
+        ``task="classification"``."""
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self.objective_.predict(self.coef_, X)
+        pred = self.objective_.predict(self.coef_, X)
+        if self.task == "classification":
+            return self.classes_[np.asarray(pred).astype(np.intp)]
+        return pred
 
     @available_if(_objective_has("decision_function"))
     def decision_function(self, X):
         """``objective_.decision_function(coef_, X)``."""
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.objective_.decision_function(self.coef_, X)
+
+    @available_if(_has_task)
+    def score(self, X, y, sample_weight=None):
+        """Accuracy (``task="classification"``) or R^2 (``task="regression"``) of
+        :meth:`predict` on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the score (not of the fit).
+
+        Returns
+        -------
+        score : float
+        """
+        metric = accuracy_score if self.task == "classification" else r2_score
+        return float(metric(y, self.predict(X), sample_weight=sample_weight))
+
+    @property
+    def _estimator_type(self):  # scikit-learn < 1.6 reads this; later ones the tags
+        return {"classification": "classifier", "regression": "regressor"}.get(self.task)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        if self.task == "classification":
+            from sklearn.utils import ClassifierTags
+            tags.estimator_type, tags.classifier_tags = "classifier", ClassifierTags()
+        elif self.task == "regression":
+            from sklearn.utils import RegressorTags
+            tags.estimator_type, tags.regressor_tags = "regressor", RegressorTags()
+        return tags
