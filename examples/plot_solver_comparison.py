@@ -2,7 +2,7 @@
 Comparing the private solvers
 =============================
 
-Every registered solver fits the same private AUC problem on scikit-learn's bundled
+Six of the registered solvers fit the same private AUC problem on scikit-learn's bundled
 breast-cancer data at ``epsilon = 1``: test ROC AUC (mean over a few seeds) against
 the number of per-example gradient evaluations the solver used, its cost. The
 numbers feed the "which solver when" table of the solvers page.

@@ -63,7 +63,7 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         with a :class:`PrivacyLeakWarning`.
     solver : str or solver object, default="sgda"
     accountant : BudgetAccountant or None, default=None
-    task : {{"classification", "regression"}} or None, default=None
+    task : {"classification", "regression"} or None, default=None
         What scikit-learn should take the estimator for. ``"classification"``: a
         classifier. ``classes_`` holds the sorted labels of ``y`` (any type); the
         factory is also given ``n_classes=K``, the objective receives class codes

@@ -48,7 +48,7 @@ not an output (only the time it takes shows it; on ill-conditioned objectives, s
 ``mu`` against ``smoothness()``, that worst case is long: raise the regularisation).
 The base solvers are asked for the Euclidean distance that implies the target, which
 is tighter than the target where the moduli differ, except for releases whose noise
-fills the primal set (:func:`certified_solve`'s ``loose``).
+drowns the primal set (:func:`certified_solve`'s ``loose``).
 
 **When the stability bound exceeds the sets.** The target ``rho^2 Q_stab`` does not
 depend on ``epsilon``. Where ``sqrt(Q_stab / mu_w)`` is larger than the primal set
@@ -113,6 +113,19 @@ def noise_fills_the_set(sigma, dim, S):
     return math.isfinite(radius) and 0 < sigma < math.inf and sigma * math.sqrt(dim) > radius
 
 
+# A release's noise "drowns" its set when its std per coordinate is at least this many
+# diameters of the set: any two points of the set then give release distributions within
+# about 0.4 / _DROWNS in total variation, so how close the solve came changes little.
+_DROWNS = 10.0
+
+
+def noise_drowns_the_set(sigma, dim, S):
+    """Whether noise of std ``sigma`` per coordinate is at least ``_DROWNS`` diameters
+    of ``S``: where solving past the target cannot matter. Public inputs only."""
+    diameter = float(S.diameter(dim))
+    return math.isfinite(diameter) and 0 < sigma < math.inf and sigma >= _DROWNS * diameter
+
+
 def warn_if_noise_fills_the_set(sigma, dim, primal_set):
     """Warn when the released primal noise fills the primal set
     (:func:`noise_fills_the_set`); the warning reveals nothing."""
@@ -154,8 +167,9 @@ def certified_solve(base_solver, objective, data, target, init, rng, *, loose=Fa
     which implies the weighted target, and solves well beyond it when the moduli
     differ (its certificate reads the weighted bound over ``min mu``). ``loose=True``
     asks for ``sqrt(target / min mu)``, the weighted target itself: for a release
-    whose noise fills the set (:func:`noise_fills_the_set`), where a closer solution
-    changes nothing that is released but can take minutes to reach (a tiny ``mu_w``
+    whose noise drowns the set (:func:`noise_drowns_the_set`: ten diameters per
+    coordinate), where a closer solution changes the release little but can take
+    minutes to reach (a tiny ``mu_w``
     on a few hundred rows). Never without noise: the public start can meet a target
     that does not shrink with epsilon, and at ``epsilon = inf`` the solution is the
     release. Its claim is not trusted: the engine recomputes
@@ -362,7 +376,7 @@ class OutputPerturbation(_OutputPerturbationBase):
         sigma = calibration.noise_multiplier * sens
         mu_w, mu_v = objective.strong_convexity()
         dim = objective.init_params()[0].size
-        loose = noise_fills_the_set(sigma / math.sqrt(mu_w), dim, objective.primal_set)
+        loose = noise_drowns_the_set(sigma / math.sqrt(mu_w), dim, objective.primal_set)
         w, v, diagnostics = certified_solve(self._base(), objective, data, target, init,
                                             solver_rng, loose=loose)
         warn_if_noise_fills_the_set(sigma / math.sqrt(mu_w), w.size, objective.primal_set)
@@ -523,7 +537,7 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
                 mu_block = phase_obj.strong_convexity()[0 if which == "primal" else 1]
                 sens = (1.0 + 2.0 * self.accuracy_ratio) * math.sqrt(q_stab / mu_block)
                 sigma = calibration.noise_multiplier * sens
-                loose = noise_fills_the_set(sigma, centre.size, S)
+                loose = noise_drowns_the_set(sigma, centre.size, S)
                 # A fresh base solver and generator per phase: no solver state crosses phases.
                 w, v, diagnostics = certified_solve(self._base(), phase_obj, chunk, target,
                                                     start, next(phase_rngs), loose=loose)
