@@ -132,3 +132,43 @@ def test_small_sparse_x_is_fitted_dense(monkeypatch):
     monkeypatch.setattr(base, "_DENSIFY_MAX_ENTRIES", X.size - 1)
     make().fit(Xs, y)
     assert seen[-1] is True
+
+
+def test_only_dense_enough_sparse_X_is_densified(monkeypatch):
+    """A scale probe: a 5,000 x 3,000 CSR at 1% density (1.7 MB) was made dense (120 MB
+    and more) because its dense copy was under the entry limit. A sparse X is made dense
+    only where that copy is also at most _DENSIFY_MAX_GROWTH times its stored entries."""
+    import skdpminimax.base as base
+
+    rng = np.random.default_rng(0)
+    sparse = sp.random(200, 100, density=0.01, format="csr", random_state=0)
+    denser = sp.random(200, 100, density=0.2, format="csr", random_state=0)
+    monkeypatch.setattr(base, "_DENSIFY_MAX_ENTRIES", 1 << 24)
+    assert sp.issparse(base._dense_if_small(sparse))
+    assert not sp.issparse(base._dense_if_small(denser))
+    assert 200 * 100 > base._DENSIFY_MAX_GROWTH * sparse.nnz
+    assert rng is not None
+
+
+def test_row_norms_in_blocks_match_the_direct_computation(monkeypatch):
+    """row_norms scales each row by its largest entry in blocks of rows (no X-sized
+    temporaries); the norms are those of numpy, and huge finite rows do not overflow."""
+    from skdpminimax.privacy import mechanisms
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 7)) * rng.uniform(0, 10, size=(1000, 1))
+    X[3] = 0.0
+    X[5, 2] = 1e300
+    monkeypatch.setattr(mechanisms, "_ROW_BLOCK_ENTRIES", 50)  # 7 rows a block
+    norms = mechanisms.row_norms(X)
+    ok = np.arange(1000) != 5
+    np.testing.assert_allclose(norms[ok], np.linalg.norm(X[ok], axis=1), rtol=1e-12)
+    assert norms[5] == pytest.approx(1e300, rel=1e-12) and norms[3] == 0.0
+    # clip_rows copies only when a row is clipped, and never edits the caller's X
+    inside = X[ok][:10] / 1e3
+    assert mechanisms.clip_rows(inside, 1e6) is inside or np.shares_memory(
+        mechanisms.clip_rows(inside, 1e6), inside)
+    before = X.copy()
+    clipped = mechanisms.clip_rows(X, 1.0)
+    np.testing.assert_array_equal(X, before)
+    assert np.linalg.norm(clipped, axis=1).max() <= 1.0 + 1e-12

@@ -47,6 +47,10 @@ class LinearScorer:
         return data_norm
 
 
+# Hidden activations computed at once when scoring (rows x units): 8 MB of floats.
+_SCORE_BLOCK_ENTRIES = 1 << 20
+
+
 class MLPScorer:
     r"""Two-layer perceptron ``h(theta; x) = w_2 @ lrelu(W_1 x + b_1)``, scalar output.
 
@@ -126,9 +130,17 @@ class MLPScorer:
         return self._forward(theta, X)
 
     def scores(self, theta, X, state=None):
-        _, _, w2 = self._unpack(theta, X.shape[1])
-        A, _ = self._forward(theta, X) if state is None else state
-        return A @ w2
+        W1, b1, w2 = self._unpack(theta, X.shape[1])
+        if state is not None:
+            return state[0] @ w2
+        # In blocks of rows: the hidden layer of a whole prediction set is (n, H)
+        # floats several times over (7.8 GB for 1e6 rows at 256 units; a scale probe).
+        out = np.empty(X.shape[0])
+        step = max(1, _SCORE_BLOCK_ENTRIES // self.hidden_units)
+        for start in range(0, X.shape[0], step):
+            Z = X[start:start + step] @ W1.T + b1
+            out[start:start + step] = np.where(Z > 0, Z, self.negative_slope * Z) @ w2
+        return out
 
     def score_grads(self, theta, X):
         """Per-example ``grad_theta h(theta; x_i)``: shape ``(m, n_params)`` (small cases)."""

@@ -28,7 +28,10 @@ def clip_rows(X, max_norm):
         X = _divide_csr_rows(X, np.where(too_long, norms, 1.0))
         X.data *= np.repeat(np.where(too_long, max_norm, 1.0), np.diff(X.indptr))
         return X
-    X = np.array(X, dtype=float, copy=True)
+    X = np.asarray(X, dtype=float)
+    if not too_long.any():  # nothing to clip: no copy of X (the fit only reads it)
+        return X
+    X = X.copy()
     X[too_long] = (X[too_long] / norms[too_long, None]) * max_norm
     return X
 
@@ -47,11 +50,20 @@ def row_norms(X):
         with np.errstate(over="ignore"):
             return np.minimum(scale * np.sqrt(sq), np.finfo(float).max)
     X = np.asarray(X, dtype=float)
-    scale = np.abs(X).max(axis=1, initial=0.0)
-    safe = np.where(scale > 0, scale, 1.0)
-    with np.errstate(over="ignore"):
-        norms = scale * np.sqrt(np.einsum("ij,ij->i", X / safe[:, None], X / safe[:, None]))
+    norms = np.empty(X.shape[0])
+    # In blocks of rows: the scaled copy is a block's, not X's (a fit on a large X
+    # made two X-sized temporaries here).
+    step = max(1, _ROW_BLOCK_ENTRIES // max(1, X.shape[1]))
+    for start in range(0, X.shape[0], step):
+        block = X[start:start + step]
+        scale = np.abs(block).max(axis=1, initial=0.0)
+        scaled = block / np.where(scale > 0, scale, 1.0)[:, None]
+        with np.errstate(over="ignore"):
+            norms[start:start + step] = scale * np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
     return np.minimum(norms, np.finfo(float).max)
+
+
+_ROW_BLOCK_ENTRIES = 1 << 20  # entries of a block of rows in row_norms (8 MB)
 
 
 def _divide_csr_rows(X, divisors):
