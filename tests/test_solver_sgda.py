@@ -374,3 +374,39 @@ def test_auto_if_quiet_fits_an_imbalanced_task_that_clip_one_biases():
         angle_gap[clip] = 1.0 - cos
     # measured: 0.0195 with clip 1, 0.0009 with the typical-norm clip
     assert angle_gap["auto_if_quiet"] < 0.2 * angle_gap[1.0]
+
+
+def test_small_steps_run_on_one_blas_thread(monkeypatch):
+    """A scale probe: the MLP's small products ran 3-19x slower on two BLAS threads when
+    the machine was busy. NoisySGDA's step loop runs on one thread where a step touches
+    fewer than _SMALL_STEP_ENTRIES numbers, and the result is the same either way."""
+    from diffprivlib.accountant import BudgetAccountant
+    from sklearn.datasets import make_classification
+    from threadpoolctl import threadpool_info
+
+    from skdpminimax import DPAUCMaximizer
+    from skdpminimax.solvers import oracle
+
+    seen = []
+    original = oracle.blas_threads_for_steps
+
+    def spy(batch_size, n_params):
+        context = original(batch_size, n_params)
+        seen.append(batch_size * n_params)
+        return context
+
+    monkeypatch.setattr("skdpminimax.solvers.sgda.blas_threads_for_steps", spy)
+    with oracle.blas_threads_for_steps(64, 1000):
+        inside = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+    assert all(n == 1 for n in inside)
+    X, y = make_classification(n_samples=300, n_features=5, random_state=0)
+    y = 2.0 * y - 1.0
+    runs = []
+    for limit in (1 << 24, 0):  # small steps: one thread; limit 0: the default threads
+        monkeypatch.setattr(oracle, "_SMALL_STEP_ENTRIES", limit)
+        est = DPAUCMaximizer(epsilon=1.0, data_norm=5.0, scorer="mlp", hidden_units=8,
+                             random_state=0, accountant=BudgetAccountant(),
+                             n_samples_budget="public").fit(X, y)
+        runs.append(est.decision_function(X))
+    assert seen and seen[0] < (1 << 24)
+    np.testing.assert_array_equal(runs[0], runs[1])

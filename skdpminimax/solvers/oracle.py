@@ -12,10 +12,12 @@ part ``r`` is added exactly. The two blocks are one Gaussian release in whitened
 coordinates, which is how the calibration accounts for them.
 """
 
+import contextlib
 import math
 import warnings
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from skdpminimax.objectives.base import RegularizedObjective, SaddleObjective, prepare_data
 from skdpminimax.privacy.mechanisms import check_coordinate_clips
@@ -30,6 +32,22 @@ GENERIC_CLIP = 1.0
 # capped at about _NOISE_FLOATS numbers so that wide models (an MLP) stay in memory.
 _NOISE_CHUNK = 512
 _NOISE_FLOATS = 1 << 21
+
+
+# A step whose products touch fewer than this many numbers (batch x parameters) runs on
+# one BLAS thread: threads cost more than they save on products this small, and on a busy
+# machine far more (the MLP's step on breast cancer: 0.23 ms on one thread, 0.63 ms on
+# two with the other core busy; 784 features: 4.9 against 10.2 ms; benchmarks.md).
+_SMALL_STEP_ENTRIES = 1 << 24
+
+
+def blas_threads_for_steps(batch_size, n_params):
+    """A context for a solver's step loop: one BLAS thread where the steps are small
+    (``batch_size * n_params < _SMALL_STEP_ENTRIES``), the library's default otherwise.
+    Results do not depend on it (products split by output blocks)."""
+    if batch_size * n_params < _SMALL_STEP_ENTRIES:
+        return threadpool_limits(limits=1, user_api="blas")
+    return contextlib.nullcontext()
 
 
 def max_example_weight(objective):

@@ -23,6 +23,7 @@ from skdpminimax.solvers.base import PrivateSolver, SolverResult
 from skdpminimax.solvers.oracle import (
     GENERIC_CLIP,
     NoisyGradientOracle,
+    blas_threads_for_steps,
     dual_clips,
     max_example_weight,
     resolve_clip_norms,
@@ -438,12 +439,14 @@ class NoisySGDA(PrivateSolver):
         # same random stream whichever runner takes the steps.
         chunk = oracle.max_chunk(w.size, v.size)
         first = 0
-        for indices, starts, stops in sampler.batch_chunks(rng, n_steps, chunk):
-            k = len(starts)
-            noise = oracle.noise_block(k, w.size, v.size)
-            run_chunk(w, v, sum_w, sum_v, indices, starts, stops, noise,
-                      etas_w[first : first + k], etas_v[first : first + k], first_averaged - first)
-            first += k
+        with blas_threads_for_steps(sampler.batch_size, w.size + v.size):
+            for indices, starts, stops in sampler.batch_chunks(rng, n_steps, chunk):
+                k = len(starts)
+                noise = oracle.noise_block(k, w.size, v.size)
+                run_chunk(w, v, sum_w, sum_v, indices, starts, stops, noise,
+                          etas_w[first : first + k], etas_v[first : first + k],
+                          first_averaged - first)
+                first += k
 
         n_averaged = n_steps - first_averaged
         w_out = w if n_averaged == 0 else sum_w / n_averaged
