@@ -209,9 +209,6 @@ def _dry_run(solver, probe, n_samples, budget, size_is_public, n_rows):
     size runs after the spend (where it can only fail at extreme budgets, from a
     released number).
     """
-    # A budget no multiplier certifies (a tiny delta) would fail only after the spend,
-    # once the released size is known: refused here, from the budget alone.
-    check_certifiable(budget.epsilon, budget.delta)
     if size_is_public:
         relation = _relation(solver.calibrate(probe, n_samples, budget))
         if relation != "add/remove-one" and n_rows != n_samples:
@@ -256,6 +253,16 @@ def _declared_size(size_spec):
     return None
 
 
+def _accounting(solver, probe, budget):
+    """The accountant the solver calibrates with (``calibration.accounting``), from a
+    settings-only calibration on the fixed probe size: public."""
+    settings_only = PrivacyBudget(np.inf, budget.delta)
+    try:
+        return getattr(solver.calibrate(probe, _PROBE_SIZE, settings_only), "accounting", None)
+    except ValueError:  # a size this solver cannot run: the dry run decided already
+        return "pld"
+
+
 def _relation(calibration):
     return getattr(calibration, "neighboring_relation", "replace-one")
 
@@ -277,21 +284,18 @@ def _check_planned_on(solver, objective, size, budget, calibration):
         )
 
 
-# Sparse X whose dense copy has at most this many entries (128 MB), and at most
-# _DENSIFY_MAX_GROWTH times the entries it stores, is fitted dense: the same batches,
-# noise and result (to rounding), several times faster (row slicing of CSR batches and
-# no compiled kernel cost 2-10x on one-hot data of 50 columns, about 10% dense). A
-# sparser X stays sparse: at 1% density a 5,000 x 3,000 fit took 344 MB for 1.7 MB of
-# CSR (a scale probe).
-_DENSIFY_MAX_ENTRIES = 1 << 24
-_DENSIFY_MAX_GROWTH = 20
+# Sparse X whose dense copy has at most this many entries (32 MB) is fitted dense: the
+# same batches, noise and result (to rounding), several times faster (row slicing of
+# CSR batches and no compiled kernel cost 2-10x on one-hot data of 50 columns). Decided
+# from the shape alone, which is public: the number of stored entries is not (it would
+# decide, unpaid, between refusals and runners). The limit was 2^24 entries, and a
+# 5,000 x 3,000 CSR at 1% density (1.7 MB) took 344 MB to fit (a scale probe).
+_DENSIFY_MAX_ENTRIES = 1 << 22
 
 
 def _dense_if_small(X):
-    if sp.issparse(X):
-        entries = X.shape[0] * X.shape[1]
-        if entries <= _DENSIFY_MAX_ENTRIES and entries <= _DENSIFY_MAX_GROWTH * X.nnz:
-            return X.toarray()
+    if sp.issparse(X) and X.shape[0] * X.shape[1] <= _DENSIFY_MAX_ENTRIES:
+        return X.toarray()
     return X
 
 
@@ -307,6 +311,9 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
     # Sparse X (converted to CSR) for the built-in objectives, whose linear algebra
     # handles it; DPSaddleEstimator's user objectives get dense arrays.
     _accept_sparse = "csr"
+    # The built-in objectives only read data.X; user objectives may write into it
+    # (a prepare that normalises rows in place), so they get a copy (clip_rows).
+    _objective_writes_rows = False
 
     _parameter_constraints = {
         "n_samples_budget": [Interval(Real, 0, 1, closed="neither"),
@@ -429,6 +436,11 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         if add_remove and not size_is_public:
             # The size is private under add/remove-one: plan on a released one.
             size_budget, train_budget = train_budget.split(size_spec)
+        if _accounting(solver, probe, train_budget) in ("pld", "rdp"):
+            # A budget no multiplier certifies (a tiny delta) would fail only after the
+            # spend, once the released size is known: refused here, from the share the
+            # noise is calibrated on and the solver's accountant alone.
+            check_certifiable(train_budget.epsilon, train_budget.delta)
         task_data = {**task_data, "neighboring_relation": relation}
         if _CHECK_ONLY.get():  # _check_fit: every check passed; stop before the spend
             return None
@@ -464,7 +476,8 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         _warn_if_delta_too_large(budget, size)
         constants = self._private_constants(targets, task_data, constants_budget, rng)
         objective = self._make_objective(X.shape[1], data_norm, constants)
-        data = SaddleData(clip_rows(X, data_norm), targets, task_data.get("groups"),
+        data = SaddleData(clip_rows(X, data_norm, copy=self._objective_writes_rows),
+                          targets, task_data.get("groups"),
                           public_size=size if planned_apart else None)
         result = solver.solve(objective, data, train_budget, rng)
         if planned_apart:

@@ -83,7 +83,11 @@ from sklearn.preprocessing import PolynomialFeatures
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.metadata_routing import get_routing_for_object, process_routing
 from sklearn.utils.metaestimators import _safe_split, available_if
-from sklearn.utils.validation import _check_method_params, check_consistent_length
+from sklearn.utils.validation import (
+    _check_method_params,
+    _num_samples,
+    check_consistent_length,
+)
 
 from skdpminimax._compat import requires_fit
 from skdpminimax.base import DPMinimaxEstimator
@@ -937,16 +941,19 @@ class _PrepaidSearchMixin:
         BudgetError
             If the search has run already (charge it again).
         ValueError
-            If ``X`` has another shape than the data it was charged for (nothing is
-            spent; the search can still be fitted on those).
+            If ``X`` (or ``y``'s length) differs in shape from the data it was charged
+            for (nothing is spent; the search can still be fitted on those).
         """
         charged = getattr(self, "_charged_shape", None)
-        if charged is not None and _shape(X) != charged:
+        if charged is not None and (_shape(X) != charged
+                                    or (y is not None and _num_samples(y) != charged[0])):
             # Refused before the ledger opens: the search can still be fitted on the
             # data it was charged for (its replayed folds index those rows).
             raise ValueError(
                 f"This search was charged for data of shape {charged} (rows, columns) and "
-                f"is fitted on data of shape {_shape(X)}: fit it on the data passed to "
+                f"is fitted on X of shape {_shape(X)}"
+                f"{'' if y is None else f' and {_num_samples(y)} targets'}: fit it on the "
+                "data passed to "
                 "charge_search. Nothing was spent and the charge is still available.")
         with ExitStack() as stack:
             for ledger in _prepaid_ledgers(self):

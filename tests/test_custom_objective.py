@@ -459,6 +459,16 @@ def test_a_classification_task_is_a_classifier_with_its_labels_and_scorers():
     with pytest.raises(ValueError, match="at least 2 classes"):
         _classifier(accountant=acc).set_params(epsilon=1.0).fit(X, np.zeros(300))
     assert acc.spent_budget == []
+    # predict must return codes: a review's objective returned +-1 (-1 wrapped to the
+    # last class) and probabilities (truncated to class 0), silently
+    class SignPredict(SoftmaxRegression):
+        def predict(self, w, X):
+            return np.where(self.decision_function(w, X) > 0, 1.0, -1.0)
+
+    est = DPSaddleEstimator(SignPredict, epsilon=np.inf, data_norm=10.0, task="classification",
+                            random_state=0, accountant=BudgetAccountant()).fit(X, labels)
+    with pytest.raises(ValueError, match="class codes 0..1"):
+        est.predict(X)
     reg = DPSaddleEstimator(CoupledMean, epsilon=1.0, data_norm=5.0, task="regression")
     assert is_regressor(reg) and not hasattr(DPSaddleEstimator(CoupledMean), "score")
 
@@ -467,3 +477,24 @@ def test_a_classification_task_is_a_classifier_with_its_labels_and_scorers():
     [_classifier()], expected_failed_checks=_no_expected_failures))
 def test_sklearn_compatible_as_a_classifier(estimator, check):
     check(estimator)
+
+
+def test_a_user_objective_writing_into_its_rows_leaves_the_callers_X_alone():
+    """A review: clip_rows stopped copying X where no row is clipped, and a user
+    objective whose prepare normalised rows in place rewrote the caller's X. User
+    objectives get a copy; the built-in ones a read-only view (they only read it)."""
+    from skdpminimax.privacy.mechanisms import clip_rows
+
+    class InPlace(CoupledMean):
+        def prepare(self, data):
+            data.X /= 2.0  # in place
+            return data
+
+    X = np.random.default_rng(0).normal(size=(50, 3)) / 3
+    before = X.copy()
+    DPSaddleEstimator(InPlace, epsilon=1.0, data_norm=5.0, solver=_gda(5), random_state=0,
+                      accountant=BudgetAccountant(), n_samples_budget="public").fit(X)
+    np.testing.assert_array_equal(X, before)
+    view = clip_rows(X, 5.0)
+    assert np.shares_memory(view, X) and not view.flags.writeable
+    assert not np.shares_memory(clip_rows(X, 5.0, copy=True), X)

@@ -564,9 +564,9 @@ def test_a_prepaid_search_fitted_on_other_data_is_refused_and_keeps_its_charge(d
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         prepaid = charge_search(search, X, y, accountant=accountant)
     spent = list(accountant.spent_budget)
-    for other in (X[:-10], X[:, :-1]):
+    for other, targets in ((X[:-10], y[:-10]), (X[:, :-1], y), (X, y[:-1])):
         with pytest.raises(ValueError, match="charged for data of shape"):
-            prepaid.fit(other, y[:len(other)])
+            prepaid.fit(other, targets)
     assert accountant.spent_budget == spent
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)

@@ -396,9 +396,28 @@ def test_small_steps_run_on_one_blas_thread(monkeypatch):
         return context
 
     monkeypatch.setattr("skdpminimax.solvers.sgda.blas_threads_for_steps", spy)
+    blas = [info for info in threadpool_info() if info["user_api"] == "blas"]
+    if not blas:
+        pytest.skip("no BLAS library that threadpoolctl can see")
+    before = [info["num_threads"] for info in blas]
     with oracle.blas_threads_for_steps(64, 1000):
         inside = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
-    assert all(n == 1 for n in inside)
+    assert inside and all(n == 1 for n in inside)
+    # not in other threads (a review: overlapping fits left the process at one thread)
+    import threading
+    seen_in_thread = []
+
+    def other():
+        with oracle.blas_threads_for_steps(64, 1000):
+            seen_in_thread.extend(info["num_threads"] for info in threadpool_info()
+                                  if info["user_api"] == "blas")
+
+    worker = threading.Thread(target=other)
+    worker.start()
+    worker.join()
+    assert seen_in_thread == before
+    assert [info["num_threads"] for info in threadpool_info()
+            if info["user_api"] == "blas"] == before
     X, y = make_classification(n_samples=300, n_features=5, random_state=0)
     y = 2.0 * y - 1.0
     runs = []

@@ -134,20 +134,23 @@ def test_small_sparse_x_is_fitted_dense(monkeypatch):
     assert seen[-1] is True
 
 
-def test_only_dense_enough_sparse_X_is_densified(monkeypatch):
+def test_sparse_X_is_densified_by_its_shape_alone(monkeypatch):
     """A scale probe: a 5,000 x 3,000 CSR at 1% density (1.7 MB) was made dense (120 MB
-    and more) because its dense copy was under the entry limit. A sparse X is made dense
-    only where that copy is also at most _DENSIFY_MAX_GROWTH times its stored entries."""
+    and more) under the limit of 2^24 entries, now 2^22. A review: the decision must not
+    read the number of stored entries, which is private (it decides between the numba
+    refusal and the runners): two CSR of one shape, 1% and 50% dense, go the same way."""
     import skdpminimax.base as base
 
-    rng = np.random.default_rng(0)
-    sparse = sp.random(200, 100, density=0.01, format="csr", random_state=0)
-    denser = sp.random(200, 100, density=0.2, format="csr", random_state=0)
-    monkeypatch.setattr(base, "_DENSIFY_MAX_ENTRIES", 1 << 24)
-    assert sp.issparse(base._dense_if_small(sparse))
-    assert not sp.issparse(base._dense_if_small(denser))
-    assert 200 * 100 > base._DENSIFY_MAX_GROWTH * sparse.nnz
-    assert rng is not None
+    monkeypatch.setattr(base, "_DENSIFY_MAX_ENTRIES", 1 << 22)  # the module fixture's is 0
+    for shape in ((200, 100), (5000, 3000)):
+        ways = {sp.issparse(base._dense_if_small(
+            sp.random(*shape, density=density, format="csr", random_state=0)))
+            for density in (0.01, 0.5)}
+        assert len(ways) == 1
+    assert not sp.issparse(base._dense_if_small(sp.random(200, 100, density=0.01,
+                                                          format="csr")))
+    assert sp.issparse(base._dense_if_small(sp.random(5000, 3000, density=0.01,
+                                                      format="csr")))
 
 
 def test_row_norms_in_blocks_match_the_direct_computation(monkeypatch):

@@ -71,26 +71,31 @@ def encode_groups(sensitive_features, n_samples):
                          "drop those rows or give them a group of their own.")
     _check_discrete(sf)
     if sf.ndim == 2:
-        return _encode_combinations(sf)
+        # A DataFrame's columns as they are (np.asarray would make an int column float
+        # next to a float one); an array's as sliced.
+        frame = getattr(sensitive_features, "iloc", None)
+        columns = ([np.asarray(frame[:, j]) for j in range(sf.shape[1])] if frame is not None
+                   else [sf[:, j] for j in range(sf.shape[1])])
+        return _encode_combinations(columns)
     values, codes = _unique(sf)
     return codes, [_label(v) for v in values]
 
 
 def _unique(column):
-    """Sorted distinct values and codes of one attribute; an object column whose values
-    do not compare (ints mixed with strings) is compared as strings."""
-    try:
-        values, codes = np.unique(column, return_inverse=True)
-    except TypeError:
-        values, codes = np.unique(column.astype(str), return_inverse=True)
+    """Sorted distinct values and codes of one attribute. An object column holding
+    values of several types (ints and strings, or True next to 1, which numpy would
+    merge) is compared as strings."""
+    if column.dtype.kind == "O" and len({type(v) for v in column.ravel()}) > 1:
+        column = column.astype(str)
+    values, codes = np.unique(column, return_inverse=True)
     return values, codes.reshape(-1).astype(np.intp)
 
 
-def _encode_combinations(sf):
+def _encode_combinations(columns):
     """Codes and labels of the combinations of several attributes, each attribute
     encoded on its own, so that the labels keep their values' types (a DataFrame of a
     string and an integer column gives ``('F', 1)``, which ``group_ratios`` can name)."""
-    columns = [_unique(sf[:, j]) for j in range(sf.shape[1])]
+    columns = [_unique(column) for column in columns]
     combined = np.stack([codes for _, codes in columns], axis=1)
     rows, codes = np.unique(combined, axis=0, return_inverse=True)
     labels = [tuple(_label(columns[j][0][c]) for j, c in enumerate(row)) for row in rows]

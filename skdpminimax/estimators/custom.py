@@ -120,6 +120,7 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     __metadata_request__fit = {"sensitive_features": True}
 
     _accept_sparse = False  # user objectives see dense arrays
+    _objective_writes_rows = True  # ... of their own: the caller's X stays untouched
 
     _parameter_constraints = {
         **DPMinimaxEstimator._parameter_constraints,
@@ -176,7 +177,10 @@ class DPSaddleEstimator(DPMinimaxEstimator):
             return None, {"groups": codes}
         if self.task == "classification":
             check_classification_targets(y)
-            classes, y = np.unique(y, return_inverse=True)  # codes 0..K-1 for the objective
+            try:
+                classes, y = np.unique(y, return_inverse=True)  # codes 0..K-1
+            except TypeError as exc:  # labels that do not compare (None among strings)
+                raise ValueError(f"y's class labels must be comparable: {exc}") from exc
             if classes.size < 2:
                 raise ValueError(f"{type(self).__name__}(task='classification') needs at "
                                  f"least 2 classes in y; got only class {classes[0]!r}.")
@@ -228,7 +232,15 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         pred = self.objective_.predict(self.coef_, X)
         if self.task == "classification":
-            return self.classes_[np.asarray(pred).astype(np.intp)]
+            codes = np.asarray(pred)
+            valid = np.isfinite(codes) & (codes == np.round(codes))
+            valid &= (codes >= 0) & (codes < len(self.classes_))
+            if not np.all(valid):
+                raise ValueError(
+                    "With task='classification' the objective's predict must return class "
+                    f"codes 0..{len(self.classes_) - 1} (got e.g. {codes[~valid][0]!r}); "
+                    "predict maps them to classes_.")
+            return self.classes_[codes.astype(np.intp)]
         return pred
 
     @available_if(_objective_has("decision_function"))

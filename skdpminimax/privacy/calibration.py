@@ -45,9 +45,9 @@ _RDP_ORDERS = tuple(
     + list(range(12, 64))
     + [80, 96, 128, 192, 256, 384, 512, 1024, 2048, 4096, 8192, 16384]
 )
-# Below this delta the PLD may certify nothing (its truncated tail mass): the RDP
-# bound certifies there (see _certify), and check_certifiable refuses beforehand
-# what it cannot.
+# Below this delta the PLD may certify nothing (its truncated tail mass): the smaller of
+# the PLD and RDP bounds certifies there (see _certify), and check_certifiable refuses
+# beforehand what the RDP bound cannot.
 _PLD_DELTA_FLOOR = 1e-12
 _REL_TOL = 2e-3  # relative precision of the calibrated multiplier (always on the safe side)
 
@@ -147,18 +147,20 @@ def certified_epsilon(sampler, noise_multiplier, n_steps, delta, accounting="pld
 
 def _certify(sampler, noise_multiplier, n_steps, delta, accounting, pld_interval,
              noise_ratios):
-    """``(epsilon, accounting used)``: as :func:`certified_epsilon`, except that where
-    the PLD certifies nothing at this multiplier (``inf``: ``delta`` below the tail
-    mass it truncates, about 1e-15 and smaller, whatever the noise) the RDP bound,
-    which has no such floor, is used where the sampler admits it. Both are upper
-    bounds on the run's epsilon."""
+    """``(epsilon, accounting used)``: as :func:`certified_epsilon`, except that below
+    ``_PLD_DELTA_FLOOR`` the PLD can certify nothing (``inf``: ``delta`` below the tail
+    mass it truncates) at some multipliers and not at others, so there the smaller of
+    the PLD and RDP bounds is taken where the sampler admits both: each is an upper
+    bound on the run's epsilon, so their minimum is one, and it decreases with the noise
+    as each does (the search for the multiplier needs that)."""
     epsilon = _certify_with(sampler, noise_multiplier, n_steps, delta, accounting,
                             pld_interval, noise_ratios)
-    if (accounting == "pld" and epsilon == math.inf and noise_multiplier > 0
+    if (accounting == "pld" and delta < _PLD_DELTA_FLOOR and noise_multiplier > 0
             and "rdp" in sampler.accountings):
-        accounting = "rdp"
-        epsilon = _certify_with(sampler, noise_multiplier, n_steps, delta, accounting,
-                                pld_interval, noise_ratios)
+        by_rdp = _certify_with(sampler, noise_multiplier, n_steps, delta, "rdp",
+                               pld_interval, noise_ratios)
+        if by_rdp < epsilon:
+            return by_rdp, "rdp"
     return epsilon, accounting
 
 
@@ -197,10 +199,12 @@ def _certify_with(sampler, noise_multiplier, n_steps, delta, accounting, pld_int
 
 def check_certifiable(epsilon, delta):
     """Refuse, from ``(epsilon, delta)`` alone and before anything is spent, a budget
-    that no noise multiplier certifies: with ``delta`` below ``_PLD_DELTA_FLOOR``
-    certification rests on the RDP bound, whose value at infinite noise,
-    ``min_a log(1 - 1/a) - log(delta a) / (a - 1)`` over the accountant's orders,
-    must be below ``epsilon``."""
+    the accountants are not trusted to certify: with ``delta`` below
+    ``_PLD_DELTA_FLOOR`` the PLD may certify nothing, so the RDP bound must be able to:
+    its value at infinite noise, ``min_a log(1 - 1/a) - log(delta a) / (a - 1)`` over
+    the accountant's orders, must be below ``epsilon``. Conservative: the PLD alone
+    may certify some such budgets at enormous noise. For the subsampled-Gaussian
+    accountants only (the analytic Gaussian mechanism has no such floor)."""
     if not math.isfinite(epsilon) or delta >= _PLD_DELTA_FLOOR:
         return
     floor = min(math.log1p(-1.0 / a) - math.log(delta * a) / (a - 1.0)

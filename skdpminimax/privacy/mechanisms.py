@@ -14,9 +14,11 @@ __all__ = ["clip_factors", "clip_rows", "clipped_sum", "private_count", "private
            "row_norms", "squared_row_norms"]
 
 
-def clip_rows(X, max_norm):
-    """Scale each row of ``X`` down to L2 norm at most ``max_norm`` (returns a new array,
-    CSR for sparse ``X``).
+def clip_rows(X, max_norm, copy=False):
+    """Scale each row of ``X`` down to L2 norm at most ``max_norm``: a new array where a
+    row is clipped (CSR for sparse ``X``); where none is, a read-only view of dense ``X``
+    (no copy of a large X), or a copy with ``copy=True`` (for code that may write into
+    the rows it is given: user objectives).
 
     Rows already inside the ball are unchanged. This is how a declared ``data_norm``
     becomes a guarantee rather than an assumption.
@@ -29,8 +31,12 @@ def clip_rows(X, max_norm):
         X.data *= np.repeat(np.where(too_long, max_norm, 1.0), np.diff(X.indptr))
         return X
     X = np.asarray(X, dtype=float)
-    if not too_long.any():  # nothing to clip: no copy of X (the fit only reads it)
-        return X
+    if not too_long.any() and not copy:
+        # Nothing to clip: no copy of X, but a read-only view, so that nothing can
+        # write into the caller's array.
+        view = X.view()
+        view.flags.writeable = False
+        return view
     X = X.copy()
     X[too_long] = (X[too_long] / norms[too_long, None]) * max_norm
     return X

@@ -14,6 +14,7 @@ coordinates, which is how the calibration accounts for them.
 
 import contextlib
 import math
+import threading
 import warnings
 
 import numpy as np
@@ -44,8 +45,11 @@ _SMALL_STEP_ENTRIES = 1 << 24
 def blas_threads_for_steps(batch_size, n_params):
     """A context for a solver's step loop: one BLAS thread where the steps are small
     (``batch_size * n_params < _SMALL_STEP_ENTRIES``), the library's default otherwise.
-    Results do not depend on it (products split by output blocks)."""
-    if batch_size * n_params < _SMALL_STEP_ENTRIES:
+    Results do not depend on it (products split by output blocks). In the main thread
+    only: the setting is the process's, and fits in overlapping threads (joblib's
+    threading backend) would restore it out of order and leave it at one thread."""
+    if (batch_size * n_params < _SMALL_STEP_ENTRIES
+            and threading.current_thread() is threading.main_thread()):
         return threadpool_limits(limits=1, user_api="blas")
     return contextlib.nullcontext()
 

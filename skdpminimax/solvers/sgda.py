@@ -184,7 +184,9 @@ class NoisySGDA(PrivateSolver):
         ``clip_w="scaled"``: that typical norm divided by ``sqrt(1 + E)``, ``E`` a step's
         primal noise energy relative to the clip (as in ``step_size``, calibrated at
         the typical norm): the typical norm without noise, a smaller clip (more
-        robust directions, less noise per unit of signal) as the noise grows.
+        robust directions, less noise per unit of signal) as the noise grows; for an
+        objective that weighs its examples (``max_example_weight() = W > 1``) times up
+        to ``W`` while ``k^2 E <= 0.01``, the step staying the one at the typical norm.
         ``clip_w="auto_if_quiet"``: that typical norm where the noise is negligible
         (``E <= 0.1`` at the typical norm: large data or large epsilon, where a clip
         below the gradients only biases the fit), else 1.0; for an objective that
@@ -356,11 +358,16 @@ class NoisySGDA(PrivateSolver):
                 if scale is not None:
                     # The convex step D / (G sqrt T) for gradients of norm G: the clip.
                     grad_scale = clip_w
-                    if self.clip_w == "auto_if_quiet" and max_example_weight(objective) > 1.0:
+                    if max_example_weight(objective) > 1.0:
                         # The clip was raised to keep reweighted examples whole; the
-                        # weights average to 1, so the step stays the one the group
-                        # defaults were validated with, at the generic clip.
-                        grad_scale = min(clip_w, GENERIC_CLIP)
+                        # weights average to 1, so the step stays the one before that
+                        # room: at the generic clip (the group defaults were validated
+                        # with it) for "auto_if_quiet", at the typical norm for "scaled".
+                        if self.clip_w == "auto_if_quiet":
+                            grad_scale = min(clip_w, GENERIC_CLIP)
+                        elif self.clip_w == "scaled":
+                            grad_scale = min(clip_w, resolve_clip_norms(
+                                objective, "auto", self.clip_v)[0])
                     eta = max(auto, scale / (grad_scale * np.sqrt(calibration.n_steps))
                               / (1.0 + energy) ** 2)
                 elif objective.strong_convexity()[0] < 0:  # nonconvex (the MLP)
