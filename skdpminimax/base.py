@@ -203,7 +203,8 @@ def _dry_run(solver, probe, n_samples, budget, size_is_public, n_rows):
     Where neighbours share the size (replace-one) or the user declared it public, the
     solver is calibrated on the planning size ``n_samples`` and budget: a budget it
     cannot meet fails here. Replace-one neighbours share the size, so such a run plans
-    on the ``n_rows`` given whatever size was declared: that calibration is checked too. Under add/remove-one with a private size, whether a fit is refused must not
+    on the ``n_rows`` given whatever size was declared: that calibration is checked
+    too. Under add/remove-one with a private size, whether a fit is refused must not
     depend on the true size: the solver's settings and relation are checked on a fixed
     size without a noise search (infinite budget), and the calibration on the released
     size runs after the spend (where it can only fail at extreme budgets, from a
@@ -237,8 +238,9 @@ def _warn_if_delta_too_large(budget, size):
     if math.isfinite(budget.epsilon) and budget.delta * size >= 1.0:
         warnings.warn(
             f"delta={budget.delta:g} is not below 1 / n for the n = {size} examples the fit "
-            "plans on (a privately released count where the size is private): an (epsilon, delta) guarantee with delta >= 1 / n allows a mechanism "
-            "that publishes a random example outright. Choose delta well below 1 / n.",
+            "plans on (a privately released count where the size is private): an "
+            "(epsilon, delta) guarantee with delta >= 1 / n allows a mechanism that "
+            "publishes a random example outright. Choose delta well below 1 / n.",
             UserWarning,
         )
 

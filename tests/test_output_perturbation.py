@@ -387,8 +387,9 @@ def test_a_release_drowned_in_noise_does_not_solve_past_its_target():
     30 s although its noise (std ~1e5) filled the set: the base solvers were asked for
     the Euclidean distance sqrt(target / max mu), 2,000 times tighter in squared terms
     than the weighted target the release rests on. Where the noise drowns the primal
-    set (ten diameters per coordinate) they are asked for the target itself; without noise nothing changes (the
-    release is then the solution: test_without_noise_output_perturbation_fits_the_data)."""
+    set (ten diameters per coordinate) they are asked for the target itself; without
+    noise nothing changes (the release is then the solution:
+    test_without_noise_output_perturbation_fits_the_data)."""
     import warnings
 
     from sklearn.datasets import load_breast_cancer

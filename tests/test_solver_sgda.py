@@ -401,7 +401,8 @@ def test_small_steps_run_on_one_blas_thread(monkeypatch):
         pytest.skip("no BLAS library that threadpoolctl can see")
     before = [info["num_threads"] for info in blas]
     with oracle.blas_threads_for_steps(64, 1000):
-        inside = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+        inside = [info["num_threads"] for info in threadpool_info()
+                  if info["user_api"] == "blas"]
     assert inside and all(n == 1 for n in inside)
     # not in other threads (a review: overlapping fits left the process at one thread)
     import threading
