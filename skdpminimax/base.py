@@ -190,6 +190,9 @@ _CHECK_ONLY = ContextVar("skdpminimax_check_only", default=None)
 # this warns: NSEG's single pass on a few hundred rows gave the MLP one step.
 _FEW_ITERATIONS = 5
 
+# The smallest delta the estimators take (see _parameter_constraints).
+MIN_DELTA = 1e-100
+
 # Size of the n-free dry run when the true size is private (add/remove-one).
 _PROBE_SIZE = 10_000
 # Default share of epsilon spent on the size (each estimator's n_samples_budget).
@@ -324,7 +327,10 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         # accountant cannot calibrate it (MAX_FINITE_EPSILON).
         "epsilon": [Interval(Real, 0, MAX_FINITE_EPSILON, closed="right"),
                     Options(Real, {np.inf})],
-        "delta": [Interval(Real, 0, 1, closed="neither")],
+        # Below 1e-100 no accountant here is reliable (the PLD truncates, the RDP orders
+        # run out, splits of delta reach subnormal floats: fits failed after the spend
+        # at 1e-310), and no guarantee needs it: refused with the parameters.
+        "delta": [Interval(Real, MIN_DELTA, 1, closed="left")],
         "data_norm": [Interval(Real, 0, None, closed="neither"), None],
         "solver": [str, HasMethods(["solve", "calibrate"])],
         "accountant": [BudgetAccountant, None],

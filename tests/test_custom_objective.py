@@ -112,7 +112,14 @@ def test_not_an_objective_raises_before_spending():
     with pytest.raises(TypeError, match="must return a SaddleObjective"):
         est.fit(np.zeros((5, 2)))
     assert tuple(acc.total()) == (0.0, 0.0)
-    assert not hasattr(DPSaddleEstimator(CoupledMean), "predict")  # unfitted: not available
+    # unfitted: a class factory's methods are offered (and raise NotFittedError); a
+    # function's are known only once fitted
+    from sklearn.exceptions import NotFittedError
+    assert hasattr(DPSaddleEstimator(CoupledMean), "predict")
+    assert not hasattr(DPSaddleEstimator(CoupledMean), "decision_function")
+    with pytest.raises(NotFittedError):
+        DPSaddleEstimator(CoupledMean).predict(np.zeros((2, 3)))
+    assert not hasattr(DPSaddleEstimator(lambda **kw: CoupledMean(**kw)), "predict")
 
 
 def _auc(n_features, data_norm):
@@ -498,3 +505,38 @@ def test_a_user_objective_writing_into_its_rows_leaves_the_callers_X_alone():
     view = clip_rows(X, 5.0)
     assert np.shares_memory(view, X) and not view.flags.writeable
     assert not np.shares_memory(clip_rows(X, 5.0, copy=True), X)
+
+
+def test_a_classification_task_offers_its_objectives_methods_before_fit():
+    """A probe: CalibratedClassifierCV refused the estimator (it looks for
+    decision_function on the unfitted estimator, which was gated on objective_), and
+    "roc_auc_ovr" scored NaN (predict_proba was never forwarded, each fold's budget spent
+    for nothing)."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.datasets import make_classification
+    from sklearn.exceptions import NotFittedError
+    from sklearn.model_selection import cross_val_score
+
+    class WithProba(SoftmaxRegression):
+        def predict_proba(self, w, X):
+            Z = self._scores(w, X)
+            P = np.exp(Z - Z.max(axis=1, keepdims=True))
+            return P / P.sum(axis=1, keepdims=True)
+
+    X, y = make_classification(n_samples=300, n_features=5, n_informative=3, n_classes=3,
+                               random_state=0)
+    est = DPSaddleEstimator(WithProba, epsilon=np.inf, data_norm=10.0, task="classification",
+                            random_state=0, accountant=BudgetAccountant())
+    assert hasattr(est, "decision_function") and hasattr(est, "predict_proba")
+    with pytest.raises(NotFittedError):
+        est.predict_proba(X)
+    aucs = cross_val_score(est, X, y, scoring="roc_auc_ovr", cv=3, error_score="raise")
+    assert np.all(aucs > 0.7)
+    proba = est.fit(X, y).predict_proba(X)
+    assert proba.shape == (300, 3) and np.allclose(proba.sum(axis=1), 1.0)
+    binary = (y > 0).astype(int)
+    calibrated = CalibratedClassifierCV(_classifier(accountant=BudgetAccountant()), cv=3)
+    assert calibrated.fit(X, binary).predict_proba(X).shape == (300, 2)
+    # a factory that is a function: its methods are known only once fitted
+    unknown = DPSaddleEstimator(lambda **kw: WithProba(**kw), task="classification")
+    assert not hasattr(unknown, "predict_proba")

@@ -18,9 +18,16 @@ _REQUIRED = ("init_params", "per_example_grads", "per_example_values", "lipschit
 
 
 def _objective_has(method):
+    """Whether the fitted objective has ``method``; before fit, whether the factory
+    (when it is a class) does, so that meta-estimators that look for the method on an
+    unfitted estimator (CalibratedClassifierCV, say) find it."""
     def check(self):
-        check_is_fitted(self, "objective_")
-        return hasattr(self.objective_, method)
+        if hasattr(self, "objective_"):
+            return hasattr(self.objective_, method)
+        if isinstance(self.objective_factory, type):
+            return hasattr(self.objective_factory, method)
+        check_is_fitted(self, "objective_")  # a function: unknown until fitted (raises)
+        return False
     return check
 
 
@@ -43,7 +50,8 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     (bounds from public quantities only: ``data_norm`` and your sets' radii), set
     ``primal_set`` and ``dual_set``, and put data-free terms in ``reg_value`` /
     ``reg_grad``. Give the objective a ``predict(w, X)`` method to get
-    :meth:`predict` (and ``decision_function(w, X)`` for :meth:`decision_function`).
+    :meth:`predict` (and ``decision_function(w, X)`` for :meth:`decision_function`,
+    ``predict_proba(w, X)`` for :meth:`predict_proba`).
 
     Parameters
     ----------
@@ -229,6 +237,7 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     def predict(self, X):
         """``objective_.predict(coef_, X)``; class codes mapped to ``classes_`` for
         ``task="classification"``."""
+        check_is_fitted(self, "objective_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         pred = self.objective_.predict(self.coef_, X)
         if self.task == "classification":
@@ -246,8 +255,18 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     @available_if(_objective_has("decision_function"))
     def decision_function(self, X):
         """``objective_.decision_function(coef_, X)``."""
+        check_is_fitted(self, "objective_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.objective_.decision_function(self.coef_, X)
+
+    @available_if(_objective_has("predict_proba"))
+    def predict_proba(self, X):
+        """``objective_.predict_proba(coef_, X)``: one column per class of ``classes_``
+        (for ``task="classification"``, which scorers such as ``"roc_auc_ovr"`` and
+        ``"neg_log_loss"`` need)."""
+        check_is_fitted(self, "objective_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.objective_.predict_proba(self.coef_, X)
 
     @available_if(_has_task)
     def score(self, X, y, sample_weight=None):

@@ -42,7 +42,7 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     epsilon : float, default=1.0
         Privacy budget of one ``fit`` (``np.inf``: not private).
     delta : float, default=1e-5
-        Privacy parameter delta in (0, 1); choose it well below ``1 / n_samples``.
+        Privacy parameter delta in [1e-100, 1); choose it well below ``1 / n_samples``.
     data_norm : float or None, default=None
         Public bound on the L2 norm of a row of ``X``; rows are clipped to it. If
         ``None`` it is taken from the data with a :class:`PrivacyLeakWarning`.

@@ -349,8 +349,13 @@ def _calibrate_cached(sampler_key, n_steps, epsilon, delta, accounting, noise_ra
     def certify(z):
         return _certify(sampler, z, n_steps, delta, accounting, interval, noise_ratios)
 
-    z = _search_multiplier(lambda z: certify(z)[0], epsilon,
-                           _gdp_guess(sampler, n_steps, epsilon, delta))
+    try:
+        z = _search_multiplier(lambda z: certify(z)[0], epsilon,
+                               _gdp_guess(sampler, n_steps, epsilon, delta))
+    except ValueError as exc:  # say for which budget and run
+        raise ValueError(f"{exc} (epsilon={epsilon:g}, delta={delta:g}, {n_steps} releases, "
+                         f"{name} sampling; a larger delta or epsilon, or fewer steps, "
+                         "helps)") from exc
     return (z, *certify(z))
 
 
