@@ -200,8 +200,9 @@ DEFAULT_N_SAMPLES_BUDGET = 0.05
 
 
 def _dry_run(solver, probe, n_samples, budget, size_is_public, n_rows):
-    """The solver's neighbouring relation, after checking before any spend what can be
-    checked without leaking the size.
+    """The calibration that decides the solver's neighbouring relation (and names its
+    accountant), after checking before any spend what can be checked without leaking
+    the size.
 
     Where neighbours share the size (replace-one) or the user declared it public, the
     solver is calibrated on the planning size ``n_samples`` and budget: a budget it
@@ -214,24 +215,24 @@ def _dry_run(solver, probe, n_samples, budget, size_is_public, n_rows):
     released number).
     """
     if size_is_public:
-        relation = _relation(solver.calibrate(probe, n_samples, budget))
-        if relation != "add/remove-one" and n_rows != n_samples:
+        calibration = solver.calibrate(probe, n_samples, budget)
+        if _relation(calibration) != "add/remove-one" and n_rows != n_samples:
             solver.calibrate(probe, n_rows, budget)
-        return relation
+        return calibration
     settings_only = PrivacyBudget(np.inf, budget.delta)
     try:
-        relation = _relation(solver.calibrate(probe, _PROBE_SIZE, settings_only))
+        calibration = solver.calibrate(probe, _PROBE_SIZE, settings_only)
         probe_error = None
     except ValueError as exc:  # maybe a size this solver cannot run (single pass, rounds)
-        relation, probe_error = None, exc
-    if relation == "add/remove-one":
-        return relation
-    relation = _relation(solver.calibrate(probe, n_samples, budget))
-    if relation == "add/remove-one":  # only the fixed-size check may decide: an n-free error
+        calibration, probe_error = None, exc
+    if _relation(calibration) == "add/remove-one":
+        return calibration
+    calibration = solver.calibrate(probe, n_samples, budget)
+    if _relation(calibration) == "add/remove-one":  # only the fixed-size check may decide
         raise probe_error or ValueError(
             f"{type(solver).__name__} is replace-one at one size and add/remove-one at "
             "another; declare its size public (n_samples_budget=N) to fit it.")
-    return relation
+    return calibration
 
 
 def _warn_if_delta_too_large(budget, size):
@@ -256,16 +257,6 @@ def _declared_size(size_spec):
     if isinstance(size_spec, Integral):
         return int(size_spec)
     return None
-
-
-def _accounting(solver, probe, budget):
-    """The accountant the solver calibrates with (``calibration.accounting``), from a
-    settings-only calibration on the fixed probe size: public."""
-    settings_only = PrivacyBudget(np.inf, budget.delta)
-    try:
-        return getattr(solver.calibrate(probe, _PROBE_SIZE, settings_only), "accounting", None)
-    except ValueError:  # a size this solver cannot run: the dry run decided already
-        return "pld"
 
 
 def _relation(calibration):
@@ -437,14 +428,15 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         size_is_public = size_spec == "public" or declared is not None
         # Private constants are released under the solver's neighbouring relation
         # (replace-one doubles a histogram's L1 sensitivity); unknown means replace-one.
-        relation = _dry_run(solver, probe, declared or n_samples, train_budget,
-                            size_is_public, n_samples)
+        dry_run = _dry_run(solver, probe, declared or n_samples, train_budget,
+                           size_is_public, n_samples)
+        relation = _relation(dry_run)
         size_budget = None
         add_remove = relation == "add/remove-one"
         if add_remove and not size_is_public:
             # The size is private under add/remove-one: plan on a released one.
             size_budget, train_budget = train_budget.split(size_spec)
-        if _accounting(solver, probe, train_budget) in ("pld", "rdp"):
+        if getattr(dry_run, "accounting", None) in ("pld", "rdp"):
             # A budget no multiplier certifies (a tiny delta) would fail only after the
             # spend, once the released size is known: refused here, from the share the
             # noise is calibrated on and the solver's accountant alone.

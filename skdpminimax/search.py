@@ -953,8 +953,8 @@ class _PrepaidSearchMixin:
                 f"This search was charged for data of shape {charged} (rows, columns) and "
                 f"is fitted on X of shape {_shape(X)}"
                 f"{'' if y is None else f' and {_num_samples(y)} targets'}: fit it on the "
-                "data passed to "
-                "charge_search. Nothing was spent and the charge is still available.")
+                "data passed to charge_search. Nothing was spent and the charge is still "
+                "available.")
         with ExitStack() as stack:
             for ledger in _prepaid_ledgers(self):
                 stack.enter_context(ledger.running())

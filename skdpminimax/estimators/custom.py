@@ -22,12 +22,10 @@ def _objective_has(method):
     (when it is a class) does, so that meta-estimators that look for the method on an
     unfitted estimator (CalibratedClassifierCV, say) find it."""
     def check(self):
-        if hasattr(self, "objective_"):
-            return hasattr(self.objective_, method)
-        if isinstance(self.objective_factory, type):
+        if not hasattr(self, "objective_") and isinstance(self.objective_factory, type):
             return hasattr(self.objective_factory, method)
-        check_is_fitted(self, "objective_")  # a function: unknown until fitted (raises)
-        return False
+        check_is_fitted(self, "objective_")  # a function's methods: known once fitted
+        return hasattr(self.objective_, method)
     return check
 
 

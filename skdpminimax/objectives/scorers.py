@@ -119,9 +119,13 @@ class MLPScorer:
     def _forward(self, theta, X):
         """Hidden activations ``A = lrelu(Z)`` and ``D = w_2 * lrelu'(Z)``, both ``(m, H)``."""
         W1, b1, w2 = self._unpack(theta, X.shape[1])
-        Z = X @ W1.T + b1
+        A, slope = self._lrelu(X @ W1.T + b1)
+        return A, slope * w2
+
+    def _lrelu(self, Z):
+        """The leaky ReLU of ``Z`` and its slope at ``Z``."""
         slope = np.where(Z > 0, 1.0, self.negative_slope)
-        return Z * slope, slope * w2
+        return Z * slope, slope
 
     def forward(self, theta, X):
         """The batch's hidden activations and output weights' slopes ``(A, D)``: pass it
@@ -138,8 +142,8 @@ class MLPScorer:
         out = np.empty(X.shape[0])
         step = max(1, _SCORE_BLOCK_ENTRIES // self.hidden_units)
         for start in range(0, X.shape[0], step):
-            Z = X[start:start + step] @ W1.T + b1
-            out[start:start + step] = np.where(Z > 0, Z, self.negative_slope * Z) @ w2
+            A, _ = self._lrelu(X[start:start + step] @ W1.T + b1)
+            out[start:start + step] = A @ w2
         return out
 
     def score_grads(self, theta, X):

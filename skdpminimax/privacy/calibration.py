@@ -373,9 +373,9 @@ def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld
         Target budget. ``epsilon=np.inf`` gives multiplier 0 (no noise).
     accounting : {'pld', 'rdp'}
         PLD is the tighter; samplers that only admit RDP (without replacement) use it.
-        Where the PLD certifies no epsilon at a multiplier (a ``delta`` below the tail
-        mass it truncates, about 1e-15), the RDP bound is used there; the returned
-        calibration's ``accounting`` names the one that certified its multiplier.
+        Below ``delta = 1e-12`` (where the PLD's truncated tail mass can exceed delta, and
+        at about 1e-15 it certifies nothing) the smaller of the PLD and RDP bounds
+        certifies; the returned calibration's ``accounting`` names the one that did.
     noise_ratios : tuple of float, default=(1.0,)
         Release ``i`` has multiplier ``noise_ratios[i % k] * z`` (see
         :func:`certified_epsilon`); the returned ``z`` is the multiplier of ratio 1.

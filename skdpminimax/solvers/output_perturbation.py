@@ -169,10 +169,10 @@ def certified_solve(base_solver, objective, data, target, init, rng, *, loose=Fa
     asks for ``sqrt(target / min mu)``, the weighted target itself: for a release
     whose noise drowns the set (:func:`noise_drowns_the_set`: ten diameters per
     coordinate), where a closer solution changes the release little but can take
-    minutes to reach (a tiny ``mu_w``
-    on a few hundred rows). Never without noise: the public start can meet a target
-    that does not shrink with epsilon, and at ``epsilon = inf`` the solution is the
-    release. Its claim is not trusted: the engine recomputes
+    minutes to reach (a tiny ``mu_w`` on a few hundred rows). Never without noise: the
+    public start can meet a target that does not shrink with epsilon, and at
+    ``epsilon = inf`` the solution is the release. Its claim is not trusted: the
+    engine recomputes
     the certificate and, if it fails, continues from the returned point with
     :class:`Extragradient`. If neither certifies (or either raises: the base solver
     is untrusted code), :func:`a_priori_solve` runs from the public start instead of
