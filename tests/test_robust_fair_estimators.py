@@ -363,3 +363,23 @@ def test_bounds_read_from_the_data_warn_only_where_there_is_a_guarantee():
         warnings.simplefilter("error", PrivacyLeakWarning)
         DPGroupFairRegressor(epsilon=np.inf, accountant=BudgetAccountant(), **kwargs).fit(
             X, y, sensitive_features=groups)
+
+
+def test_regressor_predictions_are_clipped_to_the_bounds_unless_asked_not_to():
+    # Output perturbation on 300 rows at epsilon=1: its noise exceeds the set, so the
+    # linear predictor runs past the public bounds (the case the clip is for).
+    X, y, groups = _regression()
+    X = X / np.linalg.norm(X, axis=1).max()
+    bounds = (float(np.min(y)), float(np.max(y)))
+    est = DPGroupFairRegressor(epsilon=1.0, data_norm=1.0, bounds=bounds,
+                               solver="output_perturbation", random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        est.fit(X, y, sensitive_features=groups)
+    linear = X @ est.coef_ + est.intercept_
+    assert np.any((linear < bounds[0]) | (linear > bounds[1]))
+    clipped = est.predict(X)
+    np.testing.assert_array_equal(clipped, np.clip(linear, *bounds))
+    assert np.mean((clipped - y) ** 2) < np.mean((linear - y) ** 2)
+    est.set_params(clip_predictions=False)
+    np.testing.assert_allclose(est.predict(X), linear)
