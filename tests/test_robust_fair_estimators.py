@@ -325,13 +325,31 @@ def test_group_labels_of_several_attributes_keep_their_types():
     est = DPRobustClassifier(epsilon=1.0, data_norm=4.0, random_state=0, group_ratios=ratios,
                              accountant=BudgetAccountant()).fit(X, y, sensitive_features=sf)
     assert list(est.groups_) == [("F", 1), ("F", 2), ("M", 1), ("M", 2)]
-    # one attribute whose values do not compare (ints and strings) is compared as strings
+    # one attribute whose values do not compare (ints and strings) keeps its types
     mixed = np.array([1, "a"] * 200, dtype=object)
     est = DPRobustClassifier(epsilon=1.0, data_norm=4.0, random_state=0,
                              accountant=BudgetAccountant()).fit(X, y, sensitive_features=mixed)
-    assert list(est.groups_) == ["1", "a"]
+    assert list(est.groups_) == [1, "a"] and type(est.groups_[0]) is int
     # a review: True and 1 (which numpy would merge) stay apart
     assert len(encode_groups(np.array([True, 1, 0, False], dtype=object), 4)[1]) == 4
+
+
+def test_mixed_type_group_column_keeps_the_int_and_the_string_apart():
+    """The open item of the last session: compared as strings, the int 1 and the string
+    "1" were one group. Keyed by kind and value they are two; 1 and 1.0 (equal numbers)
+    stay one, as Python compares them."""
+    from skdpminimax.estimators._groups import encode_groups
+
+    column = np.array([1, "1", 1.0, "a", 2, "1", True], dtype=object)
+    codes, labels = encode_groups(column, len(column))
+    assert labels == [True, 1, 2, "1", "a"]
+    assert [type(v) for v in labels] == [bool, int, int, str, str]
+    np.testing.assert_array_equal(codes, [1, 3, 1, 4, 2, 3, 0])
+    # several attributes: the combination keeps each attribute's kinds apart as well
+    two = np.empty((4, 2), dtype=object)
+    two[:, 0] = [1, "1", 1, "1"]
+    two[:, 1] = ["x", "x", "y", "y"]
+    assert encode_groups(two, 4)[1] == [(1, "x"), (1, "y"), ("1", "x"), ("1", "y")]
 
 
 def test_group_labels_of_a_dataframe_keep_each_columns_type():

@@ -5,7 +5,7 @@ Shared by the estimators that take ``sensitive_features``. All checks run in
 """
 
 import warnings
-from numbers import Real
+from numbers import Number, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
@@ -83,12 +83,36 @@ def encode_groups(sensitive_features, n_samples):
 
 def _unique(column):
     """Sorted distinct values and codes of one attribute. An object column holding
-    values of several types (ints and strings, or True next to 1, which numpy would
-    merge) is compared as strings."""
-    if column.dtype.kind == "O" and len({type(v) for v in column.ravel()}) > 1:
-        column = column.astype(str)
-    values, codes = np.unique(column, return_inverse=True)
-    return values, codes.reshape(-1).astype(np.intp)
+    values of several kinds (ints and strings; True next to 1, which numpy would
+    merge) is keyed by kind and value (:func:`_kind`), so the int 1 and the string
+    "1" stay apart and each label keeps its type; values sort within a kind."""
+    flat = column.ravel()
+    if column.dtype.kind != "O" or len({_kind(v) for v in flat}) < 2:
+        values, codes = np.unique(column, return_inverse=True)
+        return values, codes.reshape(-1).astype(np.intp)
+    first = {}  # (kind, value) -> the first value seen with that key
+    keys = [(_kind(v), _label(v)) for v in flat]
+    for key, value in zip(keys, flat):
+        first.setdefault(key, value)
+    try:
+        order = sorted(first)
+    except TypeError:  # values of one kind that do not compare (e.g. plain objects)
+        order = sorted(first, key=lambda key: (key[0], str(key[1])))
+    index = {key: i for i, key in enumerate(order)}
+    values = np.empty(len(order), dtype=object)
+    values[:] = [first[key] for key in order]
+    return values, np.fromiter((index[key] for key in keys), np.intp, len(keys))
+
+
+def _kind(value):
+    """What an object column's value is compared as: booleans apart from numbers
+    (True is not the group 1), numbers of any type together (1 and 1.0 are one
+    group, as Python and pandas compare them), anything else by its type."""
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, Number):
+        return "number"
+    return type(value).__name__
 
 
 def _encode_combinations(columns):
@@ -148,8 +172,9 @@ def _has_missing(sf):
 
 
 def labels_array(labels):
-    """Group labels as a 1-D array (tuples of an intersection stay whole)."""
-    if not isinstance(labels[0], tuple):
+    """Group labels as a 1-D array (tuples of an intersection stay whole; labels of
+    several kinds, such as 1 and "1", stay apart in an object array)."""
+    if not isinstance(labels[0], tuple) and len({_kind(v) for v in labels}) < 2:
         return np.asarray(labels)
     out = np.empty(len(labels), dtype=object)
     out[:] = labels
