@@ -401,3 +401,46 @@ def test_regressor_predictions_are_clipped_to_the_bounds_unless_asked_not_to():
     assert np.mean((clipped - y) ** 2) < np.mean((linear - y) ** 2)
     est.set_params(clip_predictions=False)
     np.testing.assert_allclose(est.predict(X), linear)
+
+
+def _parity_fit(group_ratios=None, constraint="demographic_parity", epsilon=1.0):
+    X, y = make_regression(n_samples=400, n_features=4, noise=5.0, random_state=0)
+    groups = np.digitize(X[:, 0], np.quantile(X[:, 0], np.linspace(0, 1, 11)[1:-1]))
+    est = DPGroupFairRegressor(epsilon=epsilon, data_norm=5.0, bounds=(-300, 300),
+                               constraint=constraint, group_ratios=group_ratios,
+                               accountant=BudgetAccountant(), random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y, sensitive_features=groups)
+    noisy = [w for w in caught if "group sizes were released" in str(w.message)]
+    return est, noisy, np.bincount(groups) / len(groups)
+
+
+def test_parity_warns_when_the_released_group_sizes_are_noisy():
+    # 10 groups of 40 at epsilon=1: each count gets 0.05, noise std ~28 on counts ~40.
+    est, noisy, frequencies = _parity_fit()
+    assert len(noisy) == 1 and "group_ratios_budget=0.05" in str(noisy[0].message)
+    # public ratios, the minimax loss (insensitive to them) and a quiet release: silent
+    assert not _parity_fit(group_ratios=frequencies)[1]
+    assert not _parity_fit(constraint="minimax_loss")[1]
+    assert not _parity_fit(epsilon=1e4)[1]
+    # a refit with public ratios forgets the previous fit's release
+    est.set_params(group_ratios=frequencies)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        X, y = make_regression(n_samples=400, n_features=4, noise=5.0, random_state=0)
+        groups = np.digitize(X[:, 0], np.quantile(X[:, 0], np.linspace(0, 1, 11)[1:-1]))
+        est.fit(X, y, sensitive_features=groups)
+    assert not [w for w in caught if "group sizes were released" in str(w.message)]
+
+
+@pytest.mark.parametrize("epsilon", [0.05, 0.5, 2.0])
+def test_geometric_noise_std_matches_the_mechanism(epsilon):
+    from diffprivlib.mechanisms import Geometric
+
+    from skdpminimax.privacy.mechanisms import geometric_noise_std
+
+    mech = Geometric(epsilon=epsilon, sensitivity=1, random_state=0)
+    draws = np.array([mech.randomise(0) for _ in range(20000)], float)
+    assert geometric_noise_std(epsilon) == pytest.approx(draws.std(), rel=0.04)
+    assert geometric_noise_std(np.inf) == 0.0

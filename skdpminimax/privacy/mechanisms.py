@@ -160,6 +160,16 @@ def private_size(n_samples, epsilon, rng):
     return max(1, int(mech.randomise(int(n_samples))))
 
 
+def geometric_noise_std(epsilon):
+    """Standard deviation of the two-sided geometric noise of :func:`private_count`
+    (before truncation; sensitivity 1): ``sqrt(2 a) / (1 - a)`` with ``a = exp(-epsilon)``,
+    about ``sqrt(2) / epsilon`` for small ``epsilon``; 0 at ``epsilon = inf``."""
+    if math.isinf(epsilon):
+        return 0.0
+    a = math.exp(-epsilon)
+    return math.sqrt(2.0 * a) / -math.expm1(-epsilon)
+
+
 def private_count(count, upper, epsilon, rng):
     """``epsilon``-DP release of a count in ``[0, upper]`` (sensitivity 1).
 
