@@ -62,7 +62,7 @@ from diffprivlib.accountant import BudgetAccountant
 from diffprivlib.utils import PrivacyLeakWarning
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOptions
-from sklearn.utils.validation import _num_samples
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from skdpminimax._compat import validate_data
 from skdpminimax.objectives.base import SaddleData, check_shapes_on_stand_in
@@ -531,6 +531,14 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
                 f"into a solver object{stands_for}. Pass that object as solver=... to tune "
                 "its settings.")
         return super().set_params(**params)
+
+    def _prediction_input(self, X, fitted_attribute=None):
+        """``X`` checked for a prediction method: the estimator fitted (on
+        ``fitted_attribute`` if given), then the fit's feature count, float64, sparse
+        as at fit."""
+        check_is_fitted(self, fitted_attribute)
+        return validate_data(self, X, dtype=np.float64, reset=False,
+                             accept_sparse=self._accept_sparse)
 
     def _resolve_data_norm(self, X):
         if self.data_norm is not None:

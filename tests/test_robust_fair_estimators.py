@@ -444,3 +444,68 @@ def test_geometric_noise_std_matches_the_mechanism(epsilon):
     draws = np.array([mech.randomise(0) for _ in range(20000)], float)
     assert geometric_noise_std(epsilon) == pytest.approx(draws.std(), rel=0.04)
     assert geometric_noise_std(np.inf) == 0.0
+
+
+def test_parity_regressor_resolves_its_solver_before_fit():
+    """A user-style probe: the parity regressor's default solver read groups_ before fit,
+    so set_params(solver__...) and a charged search raised AttributeError."""
+    from skdpminimax.search import PrivateSearchCV
+
+    est = DPGroupFairRegressor(constraint="demographic_parity")
+    with pytest.raises(ValueError, match="solver='sgda' is a name"):
+        est.set_params(solver__step_size=0.1)
+    assert est._resolve_solver().get_params()["clip_w"] == "scaled"
+    X, y, groups = _regression(n=240)
+    acc = BudgetAccountant()
+    est = DPGroupFairRegressor(epsilon=1.0, data_norm=5.0, bounds=(-300, 300),
+                               constraint="demographic_parity", accountant=acc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        PrivateSearchCV(GridSearchCV(est, {}, cv=3, refit=False), accountant=acc).fit(
+            X, y, sensitive_features=groups)
+    assert acc.total()[0] == pytest.approx(3.0)
+
+
+def test_group_labels_in_a_list_are_told_apart_as_in_an_object_array():
+    """A user-style probe: numpy made a list [1, "1", True] one dtype, merging groups."""
+    from skdpminimax.estimators._groups import encode_groups
+
+    values = [1, "1", 2, True, 1, "1", 2, True]
+    codes, labels = encode_groups(values, 8)
+    assert labels == encode_groups(np.array(values, dtype=object), 8)[1]
+    assert labels == [True, 1, 2, "1"] and len(set(codes)) == 4
+    rows = [[1, "x"], ["1", "x"], [1, "y"], ["1", "y"]]
+    assert encode_groups(rows, 4)[1] == [(1, "x"), (1, "y"), ("1", "x"), ("1", "y")]
+    # plain lists of one kind are unchanged
+    assert encode_groups([0.0, 1.0, 1.0, 0.0], 4)[1] == [0.0, 1.0]
+    assert encode_groups(("b", "a", "b", "a"), 4)[1] == ["a", "b"]
+
+
+def test_dict_group_ratios_cannot_name_true_and_one_apart():
+    """A user-style probe: {True: a, 1: b} is {True: b} in Python, and the plain lookup
+    gave both groups b."""
+    X, y, _ = _regression(n=200)
+    groups = np.array([True] * 50 + [1] * 150, dtype=object)
+    acc = BudgetAccountant()
+    est = DPGroupFairRegressor(epsilon=1.0, data_norm=5.0, bounds=(-300, 300),
+                               group_ratios={True: 50, 1: 150}, accountant=acc)
+    with pytest.raises(ValueError, match=r"True and 1 are different groups"):
+        est.fit(X, y, sensitive_features=groups)
+    assert acc.total()[0] == 0
+    # keys of the groups' own kinds are matched as before
+    est.set_params(group_ratios={True: 50, 2: 150})
+    est.fit(X, y, sensitive_features=np.array([True] * 50 + [2] * 150, dtype=object))
+    np.testing.assert_allclose(est.group_ratios_, [0.25, 0.75])
+
+
+def test_regressor_bounds_as_an_array_and_overflowing_bounds():
+    X, y, groups = _regression(n=200)
+    acc = BudgetAccountant()
+    est = DPGroupFairRegressor(epsilon=1.0, data_norm=5.0, bounds=np.array([-300.0, 300.0]),
+                               accountant=acc, random_state=0)
+    est.fit(X, y, sensitive_features=groups)
+    assert est.bounds_ == (-300.0, 300.0)
+    spent = acc.total()[0]
+    with pytest.raises(ValueError, match="squared errors must not overflow"):
+        est.set_params(bounds=(1e300, 1e301)).fit(X, y, sensitive_features=groups)
+    assert acc.total()[0] == spent

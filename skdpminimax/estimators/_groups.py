@@ -56,7 +56,10 @@ def encode_groups(sensitive_features, n_samples):
             f"sensitive_features={sensitive_features!r} is a single string: pass the group "
             "labels themselves, one per row (e.g. X[column] of a DataFrame), not a column "
             "name.")
-    sf = np.asarray(sensitive_features)
+    # A list or tuple keeps its values as they are (numpy would make [1, "1", True]
+    # one dtype, merging the int 1 with the string "1" or with True).
+    as_given = dict(dtype=object) if isinstance(sensitive_features, (list, tuple)) else {}
+    sf = np.asarray(sensitive_features, **as_given)
     if sf.ndim == 2 and sf.shape[1] == 1:
         sf = sf[:, 0]
     if sf.ndim not in (1, 2):
@@ -102,6 +105,13 @@ def _unique(column):
     values = np.empty(len(order), dtype=object)
     values[:] = [first[key] for key in order]
     return values, np.fromiter((index[key] for key in keys), np.intp, len(keys))
+
+
+def _group_key(label):
+    """What identifies a group label: kind and value (tuples element by element)."""
+    if isinstance(label, tuple):
+        return tuple(_group_key(v) for v in label)
+    return _kind(label), _label(label)
 
 
 def _kind(value):
@@ -222,16 +232,21 @@ class GroupRatiosMixin:
     def _public_ratios(self, labels):
         gr = self.group_ratios
         if isinstance(gr, dict):
-            unseen = [g for g in labels if g not in gr]
+            # Matched as the groups are told apart (_kind): a plain lookup would find
+            # the key True for the group 1.
+            keyed = {_group_key(g): ratio for g, ratio in gr.items()}
+            unseen = [g for g in labels if _group_key(g) not in keyed]
             if unseen:
                 raise ValueError(
                     f"Groups {unseen} appear in sensitive_features but not in group_ratios "
-                    f"(keys {list(gr)})."
+                    f"(keys {list(gr)}; True and 1 are different groups, and a dict cannot "
+                    "hold both: pass an array aligned with the sorted groups)."
                 )
-            empty = [g for g in gr if g not in labels]
+            seen = {_group_key(g) for g in labels}
+            empty = [g for g in gr if _group_key(g) not in seen]
             if empty:
                 raise ValueError(f"Groups {empty} of group_ratios have no training samples.")
-            values = [gr[g] for g in labels]
+            values = [keyed[_group_key(g)] for g in labels]
         else:
             values = np.asarray(gr, dtype=float)
             if values.ndim != 1:

@@ -6,9 +6,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted
 
-from skdpminimax._compat import validate_data
 from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, shared_parameter_docs
 from skdpminimax.objectives.auc import SquareLossAUC
 from skdpminimax.objectives.scorers import LinearScorer, MLPScorer
@@ -291,9 +289,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         -------
         scores : ndarray of shape (n_samples,)
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False,
-                          accept_sparse=self._accept_sparse)
+        X = self._prediction_input(X)
         return self.objective_.scorer.scores(self.scorer_params_, X) + self.intercept_[0]
 
     def predict(self, X):

@@ -7,7 +7,6 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from skdpminimax._compat import validate_data
 from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, shared_parameter_docs
 from skdpminimax.estimators._groups import encode_public_groups, labels_array
 
@@ -159,8 +158,9 @@ class DPSaddleEstimator(DPMinimaxEstimator):
             Passed to the objective as ``data.y``, converted to float64 (``None``
             if not given; class codes ``0..K-1`` for ``task="classification"``),
             after the objective's ``check_data``.
-        sensitive_features : array-like of shape (n_samples,), default=None
-            Passed to the objective as integer codes ``data.groups``.
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, n_attrs), default=None
+            Passed to the objective as integer codes ``data.groups`` (several
+            attributes: one code per combination, as in the group estimators).
 
         Returns
         -------
@@ -235,8 +235,7 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     def predict(self, X):
         """``objective_.predict(coef_, X)``; class codes mapped to ``classes_`` for
         ``task="classification"``."""
-        check_is_fitted(self, "objective_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = self._prediction_input(X, "objective_")
         pred = self.objective_.predict(self.coef_, X)
         if self.task == "classification":
             codes = np.asarray(pred)
@@ -253,8 +252,7 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     @available_if(_objective_has("decision_function"))
     def decision_function(self, X):
         """``objective_.decision_function(coef_, X)``."""
-        check_is_fitted(self, "objective_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = self._prediction_input(X, "objective_")
         return self.objective_.decision_function(self.coef_, X)
 
     @available_if(_objective_has("predict_proba"))
@@ -262,8 +260,7 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         """``objective_.predict_proba(coef_, X)``: one column per class of ``classes_``
         (for ``task="classification"``, which scorers such as ``"roc_auc_ovr"`` and
         ``"neg_log_loss"`` need)."""
-        check_is_fitted(self, "objective_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = self._prediction_input(X, "objective_")
         return self.objective_.predict_proba(self.coef_, X)
 
     @available_if(_has_task)

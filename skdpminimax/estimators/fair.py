@@ -8,9 +8,7 @@ import numpy as np
 from diffprivlib.utils import PrivacyLeakWarning
 from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
-from skdpminimax._compat import validate_data
 from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, shared_parameter_docs
 from skdpminimax.estimators._groups import GROUP_SGDA_DEFAULTS, GroupRatiosMixin
 from skdpminimax.objectives.fairness import DemographicParityRegression
@@ -31,6 +29,8 @@ _MINIMAX_DUAL_REG = 0.1
 # warns (diabetes: 6% at epsilon = 10 with 10 groups already moved the mean
 # prediction by 7, docs/benchmarks.md).
 _NOISY_COUNT_RATIO = 0.05
+# Larger targets' squared errors overflow float64 (1e150 ** 2 is still finite).
+_MAX_TARGET_BOUND = 1e150
 
 
 @shared_parameter_docs
@@ -59,7 +59,7 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     delta : float, default=1e-5
     constraint : {"minimax_loss", "demographic_parity"}, default="minimax_loss"
     bounds : (float, float) or None, default=None
-        Public range of ``y``; targets are clipped to it, silently (a warning would
+        Public range of ``y`` (a pair: tuple, list or array, within +-1e150); targets are clipped to it, silently (a warning would
         depend on the data), so a range that misses most targets gives predictions
         near its edges. If ``None`` it is taken from the data with a
         :class:`PrivacyLeakWarning` (as diffprivlib's LinearRegression).
@@ -164,7 +164,7 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         **DPMinimaxEstimator._parameter_constraints,
         **GroupRatiosMixin._group_parameter_constraints,
         "constraint": [StrOptions({"minimax_loss", "demographic_parity"})],
-        "bounds": [tuple, list, None],
+        "bounds": [tuple, list, "array-like", None],
         "radius": [Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "dual_reg": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
@@ -262,11 +262,12 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
 
     @staticmethod
     def _check_width(low, high, what):
-        # Also catches finite bounds whose width overflows float64: y is mapped onto
-        # [-1, 1] by (y - centre) / half-width.
-        if not np.isfinite(high - low):
-            raise ValueError(f"{what} must be finite with a finite width, got ({low!r}, "
-                             f"{high!r}); rescale y.")
+        # Also catches finite bounds whose width overflows float64 (y is mapped onto
+        # [-1, 1] by (y - centre) / half-width) and bounds whose squared errors would
+        # (score: -inf).
+        if not (np.isfinite(high - low) and max(abs(low), abs(high)) <= _MAX_TARGET_BOUND):
+            raise ValueError(f"{what} must be finite, within +-{_MAX_TARGET_BOUND:g} (squared "
+                             f"errors must not overflow), got ({low!r}, {high!r}); rescale y.")
         return low, high
 
     def _make_objective(self, n_features, data_norm, constants):
@@ -286,7 +287,10 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
 
     def _parity(self):
         # One group: no parity constraint to enforce (its dual gradient is identically 0).
-        return self.constraint == "demographic_parity" and len(self.groups_) > 1
+        # Before the groups are known (set_params, a search asking for the solver's
+        # relation) the constraint asked for decides.
+        groups = getattr(self, "groups_", None)
+        return self.constraint == "demographic_parity" and (groups is None or len(groups) > 1)
 
     def _resolve_solver(self):
         if isinstance(self.solver, str) and self.solver == "sgda" and self._parity():
@@ -335,9 +339,7 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False,
-                          accept_sparse=self._accept_sparse)
+        X = self._prediction_input(X)
         y_pred = X @ self.coef_ + self.intercept_
         if self.clip_predictions:
             y_pred = np.clip(y_pred, *self.bounds_)

@@ -7,9 +7,7 @@ from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted
 
-from skdpminimax._compat import validate_data
 from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, shared_parameter_docs
 from skdpminimax.estimators._groups import GroupRatiosMixin
 from skdpminimax.objectives.group_dro import GroupDRO
@@ -226,9 +224,7 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     # ---- prediction ----------------------------------------------------------
     def decision_function(self, X):
         """Scores: shape ``(n_samples,)`` for two classes, else ``(n_samples, n_classes)``."""
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False,
-                          accept_sparse=self._accept_sparse)
+        X = self._prediction_input(X)
         scores = X @ self.coef_.T + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 

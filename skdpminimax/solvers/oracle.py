@@ -75,6 +75,7 @@ def resolve_clip_norms(objective, clip_w, clip_v):
     typical = None
     if {"auto", "scaled", "auto_if_quiet"} & {c for c in (clip_w, clip_v) if isinstance(c, str)}:
         typical = getattr(objective, "typical_grad_norms", objective.lipschitz)()
+        _warn_if_no_typical_norms(objective, clip_w, clip_v)
     out = []
     for b, (name, user, bound) in enumerate((("clip_w", clip_w, g_w), ("clip_v", clip_v, g_v))):
         if isinstance(user, str) and user == "auto":
@@ -94,6 +95,34 @@ def resolve_clip_norms(objective, clip_w, clip_v):
             raise ValueError(f"{name} must be > 0.")
         out.append(c)
     return tuple(out)
+
+
+def _declares(objective, name):
+    """Whether the objective's class (or a base other than SaddleObjective) defines
+    ``name``; a wrapper (RegularizedObjective) answers for its base."""
+    if isinstance(objective, RegularizedObjective):
+        return _declares(objective.base, name)
+    method = getattr(type(objective), name, None)
+    return method is not None and method is not getattr(SaddleObjective, name, None)
+
+
+def _warn_if_no_typical_norms(objective, clip_w, clip_v):
+    """A noise-aware clip on an objective without ``typical_grad_norms`` clips at its
+    certified ``lipschitz()`` bound, which can be far above what its examples reach
+    (a user's objective: 335 for gradients of order 1), so the noise is of that scale."""
+    if _declares(objective, "typical_grad_norms"):
+        return
+    names = [f"{name}={value!r}" for name, value in (("clip_w", clip_w), ("clip_v", clip_v))
+             if isinstance(value, str)]
+    if clip_v == "auto" and _declares(objective, "typical_dual_clips"):
+        names = [n for n in names if not n.startswith("clip_v")]
+    if names:
+        warnings.warn(
+            f"{' and '.join(names)}: {type(objective).__name__} declares no "
+            "typical_grad_norms(), so the clip is its certified lipschitz() bound "
+            f"{tuple(float(b) for b in objective.lipschitz())}, and the noise is of that "
+            "scale. Declare typical_grad_norms() (and typical_dual_clips() for weights "
+            "that divide by group sizes), or pass numeric clips.", UserWarning)
 
 
 def dual_clips(objective, clip_v, resolved, noise_multiplier, sampler):
