@@ -266,8 +266,9 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         # [-1, 1] by (y - centre) / half-width) and bounds whose squared errors would
         # (score: -inf).
         if not (np.isfinite(high - low) and max(abs(low), abs(high)) <= _MAX_TARGET_BOUND):
-            raise ValueError(f"{what} must be finite, within +-{_MAX_TARGET_BOUND:g} (squared "
-                             f"errors must not overflow), got ({low!r}, {high!r}); rescale y.")
+            raise ValueError(f"{what} must be finite with a finite width, within "
+                             f"+-{_MAX_TARGET_BOUND:g} (squared errors must not overflow), "
+                             f"got ({low!r}, {high!r}); rescale y.")
         return low, high
 
     def _make_objective(self, n_features, data_norm, constants):
