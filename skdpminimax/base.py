@@ -289,6 +289,12 @@ def _check_planned_on(solver, objective, size, budget, calibration):
 _DENSIFY_MAX_ENTRIES = 1 << 22
 
 
+# Below this epsilon a pure-DP count's geometric noise (scale ~1 / epsilon) overflows
+# diffprivlib's sampler (1e-300 and 1e-320 failed after the spend, a review); a count
+# released at 1e-9 is already noise of std ~1.4e9.
+MIN_COUNT_EPSILON = 1e-9
+
+
 def _dense_if_small(X):
     if sp.issparse(X) and X.shape[0] * X.shape[1] <= _DENSIFY_MAX_ENTRIES:
         return X.toarray()
@@ -436,6 +442,15 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         if add_remove and not size_is_public:
             # The size is private under add/remove-one: plan on a released one.
             size_budget, train_budget = train_budget.split(size_spec)
+        for name, share in (("n_samples_budget", size_budget),
+                            ("the constants' share (pos_ratio_budget, group_ratios_budget)",
+                             constants_budget)):
+            # A count's geometric noise overflows at a vanishing epsilon, after the spend.
+            if share is not None and share.epsilon < MIN_COUNT_EPSILON:
+                raise ValueError(
+                    f"{name} leaves epsilon {share.epsilon:g} for a private count, below "
+                    f"{MIN_COUNT_EPSILON:g}: its noise would overflow. Raise the share, or "
+                    "declare the value public. Nothing was spent.")
         if getattr(dry_run, "accounting", None) in ("pld", "rdp"):
             # A budget no multiplier certifies (a tiny delta) would fail only after the
             # spend, once the released size is known: refused here, from the share the

@@ -509,3 +509,33 @@ def test_regressor_bounds_as_an_array_and_overflowing_bounds():
     with pytest.raises(ValueError, match="squared errors must not overflow"):
         est.set_params(bounds=(1e300, 1e301)).fit(X, y, sensitive_features=groups)
     assert acc.total()[0] == spent
+
+
+def test_group_labels_do_not_depend_on_which_rows_hold_which_type():
+    """A privacy review: the published label of the group {1, 1.0} was the first value
+    seen (or np.unique's pick), so replacing one row's 1 by 1.0 changed groups_."""
+    from skdpminimax.estimators._groups import encode_groups
+
+    base = [0, 1, 1, 0, "x", "x"]
+    for variant in ([0, 1.0, 1, 0, "x", "x"], [0.0, 1, 1.0, 0, "x", "x"],
+                    np.array([0, 1.0, 1, 0], dtype=object), np.array([0, 1, 1.0, 0], dtype=object)):
+        labels = encode_groups(variant, len(variant))[1]
+        assert labels == [0, 1, "x"][: len(labels)]
+        assert [type(v) for v in labels] == [int, int, str][: len(labels)]
+    assert encode_groups(base, 6)[1] == [0, 1, "x"]
+    # equal values of one kind are one group whatever their class
+    assert encode_groups(np.array(["a", np.str_("a"), "b", "b"], dtype=object), 4)[1] == ["a", "b"]
+    assert encode_groups(np.array([b"x", np.bytes_(b"x"), b"y", b"y"], dtype=object), 4)[1] == [
+        b"x", b"y"]
+
+
+@pytest.mark.parametrize("kwargs", [{"group_ratios_budget": 1e-320}, {"n_samples_budget": 1e-300}])
+def test_a_vanishing_share_for_a_count_is_refused_before_the_spend(kwargs):
+    """A privacy review: at 1e-320 the geometric noise overflowed after the spend."""
+    X, y, groups = _regression(n=200)
+    acc = BudgetAccountant()
+    est = DPGroupFairRegressor(epsilon=1.0, data_norm=5.0, bounds=(-300, 300), accountant=acc,
+                               **kwargs)
+    with pytest.raises(ValueError, match="below 1e-09: its noise would overflow"):
+        est.fit(X, y, sensitive_features=groups)
+    assert tuple(acc.total()) == (0.0, 0.0)

@@ -4,8 +4,9 @@ Shared by the estimators that take ``sensitive_features``. All checks run in
 ``_validate_targets``, i.e. before any budget is spent.
 """
 
+import datetime
 import warnings
-from numbers import Number, Real
+from numbers import Integral, Number, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
@@ -85,44 +86,74 @@ def encode_groups(sensitive_features, n_samples):
 
 
 def _unique(column):
-    """Sorted distinct values and codes of one attribute. An object column holding
-    values of several kinds (ints and strings; True next to 1, which numpy would
-    merge) is keyed by kind and value (:func:`_kind`), so the int 1 and the string
-    "1" stay apart and each label keeps its type; values sort within a kind."""
+    """Sorted distinct values and codes of one attribute. An object column (a list, a
+    mixed column) is keyed by kind and value (:func:`_group_key`), so the int 1 and the
+    string "1" (or True) stay apart while 1 and 1.0 are one group, and each group's
+    label is fixed by its key (:func:`_canonical`), not by which rows hold it."""
     flat = column.ravel()
-    if column.dtype.kind != "O" or len({_kind(v) for v in flat}) < 2:
+    if column.dtype.kind != "O":
         values, codes = np.unique(column, return_inverse=True)
         return values, codes.reshape(-1).astype(np.intp)
-    first = {}  # (kind, value) -> the first value seen with that key
-    keys = [(_kind(v), _label(v)) for v in flat]
-    for key, value in zip(keys, flat):
-        first.setdefault(key, value)
+    keys = [_group_key(v) for v in flat]
+    distinct = set(keys)
     try:
-        order = sorted(first)
+        order = sorted(distinct)
     except TypeError:  # values of one kind that do not compare (e.g. plain objects)
-        order = sorted(first, key=lambda key: (key[0], str(key[1])))
+        order = sorted(distinct, key=lambda key: (key[0], str(key[1])))
     index = {key: i for i, key in enumerate(order)}
     values = np.empty(len(order), dtype=object)
-    values[:] = [first[key] for key in order]
+    values[:] = [value for _, value in order]
     return values, np.fromiter((index[key] for key in keys), np.intp, len(keys))
 
 
 def _group_key(label):
-    """What identifies a group label: kind and value (tuples element by element)."""
+    """What identifies a group label: its kind and canonical value (tuples element by
+    element)."""
     if isinstance(label, tuple):
         return tuple(_group_key(v) for v in label)
-    return _kind(label), _label(label)
+    kind = _kind(label)
+    return kind, _canonical(kind, _label(label))
+
+
+# Kinds of values, checked in order (subclasses first: bool is a Number, np.str_ a
+# str, pandas' Timestamp a datetime): values of one kind that compare equal are one
+# group.
+_KINDS = ((bool, "bool"), (np.bool_, "bool"), (Number, "number"), (str, "str"),
+          (bytes, "bytes"), (datetime.datetime, "datetime"), (datetime.date, "date"))
 
 
 def _kind(value):
     """What an object column's value is compared as: booleans apart from numbers
-    (True is not the group 1), numbers of any type together (1 and 1.0 are one
-    group, as Python and pandas compare them), anything else by its type."""
-    if isinstance(value, (bool, np.bool_)):
-        return "bool"
-    if isinstance(value, Number):
-        return "number"
+    (True is not the group 1), numbers of any type together (1 and 1.0 are one group,
+    as Python and pandas compare them), str, bytes, datetimes and dates each together
+    whatever their class (str and numpy's str_), anything else by its type."""
+    for cls, name in _KINDS:
+        if isinstance(value, cls):
+            return name
     return type(value).__name__
+
+
+def _canonical(kind, value):
+    """One label per group whatever values its rows hold (the label is published, and
+    which of 1 or 1.0 a row stores is not): whole numbers as int, other reals as
+    float, strings, bytes, datetimes and dates as the builtin types."""
+    if kind == "bool":
+        return bool(value)
+    if kind == "number" and isinstance(value, Integral):
+        return int(value)
+    if kind == "number" and isinstance(value, Real):
+        value = float(value)
+        return int(value) if value.is_integer() else value
+    if kind == "str":
+        return str(value)
+    if kind == "bytes":
+        return bytes(value)
+    if kind == "datetime":  # pandas' Timestamp as the builtin (to the microsecond)
+        return datetime.datetime(value.year, value.month, value.day, value.hour,
+                                 value.minute, value.second, value.microsecond, value.tzinfo)
+    if kind == "date":
+        return datetime.date(value.year, value.month, value.day)
+    return value
 
 
 def _encode_combinations(columns):

@@ -321,7 +321,8 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         smallest = float(np.min(counts))
         if noise_std > _NOISY_COUNT_RATIO * smallest:
             warnings.warn(
-                f"The group sizes were released with noise of std {noise_std:.3g} on counts "
+                f"The group sizes were released with noise of std {noise_std:.3g} (before "
+                f"truncation to [0, n]) on counts "
                 f"as small as {smallest:.0f} (group_ratios_budget={self.group_ratios_budget:g} "
                 f"of epsilon={self.epsilon:g}). Demographic parity weighs each group by the "
                 "inverse of its ratio, and errors in the ratios bias the model and its "
