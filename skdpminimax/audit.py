@@ -445,6 +445,9 @@ def audit_estimator(estimator, *, epsilon, delta=1e-5, n_runs=200, X=None, y=Non
     Parameters
     ----------
     estimator : scikit-learn classifier or regressor
+        Fitted as ``estimator.fit(X, y)``, with no other fit parameter: an estimator
+        that takes ``sensitive_features`` is audited with its default for it
+        (``DPGroupFairRegressor``: one group; ``DPRobustClassifier``: the classes).
         Cloned for every run; ``random_state`` (if a parameter) gets a fresh seed
         per run and ``accountant`` (if a parameter) a fresh unlimited ledger.
     epsilon : float

@@ -500,12 +500,15 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
 
         if getattr(solver, "n_iter", 0) is None and result.n_iter < _FEW_ITERATIONS:
             # Planned from public quantities (epochs, batch, planning size): no leak.
+            single_pass = getattr(solver, "mode", None) == "single_pass"
+            how = ("single-pass NSEG runs at most n / (2 batch_size)" if single_pass
+                   else "epochs times n / batch_size")
+            remedy = ("solver='sgda', a smaller batch_size" if single_pass
+                      else "a smaller batch_size, more epochs")
             warnings.warn(
                 f"{type(solver).__name__} planned only {int(result.n_iter)} iteration(s) for "
-                f"{int(data.planning_size)} examples (single-pass NSEG runs at most "
-                "n / (2 batch_size); epochs times n / batch_size otherwise): the model is "
-                "barely trained. Use solver='sgda', a smaller batch_size, more epochs, or set "
-                "n_iter.", UserWarning)
+                f"{int(data.planning_size)} examples ({how}): the model is barely trained. "
+                f"Use {remedy}, or set n_iter.", UserWarning)
         self.solver_ = solver
         self.objective_ = objective
         self.data_norm_ = data_norm

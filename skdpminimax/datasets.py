@@ -16,6 +16,7 @@ The directory layout is the one of ``shared/data``: ``<data_dir>/ijcnn1/ijcnn1.b
 
 import gzip
 import os
+from numbers import Real
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +53,8 @@ def _resolve(data_dir, *parts):
     if not path.exists():
         raise FileNotFoundError(
             f"{path} not found. This loader reads local files only (it never downloads); "
-            "pass data_dir or set SKDPMINIMAX_DATA."
+            "pass data_dir or set SKDPMINIMAX_DATA. It reads the files under the names and "
+            "compressions they are distributed with (LIBSVM's .bz2, the IDX .gz files)."
         )
     return path
 
@@ -79,6 +81,9 @@ def read_idx(path):
     if dtype not in _IDX_TYPES:
         raise ValueError(f"{path}: unknown IDX type byte {dtype:#x}.")
     header = 4 + 4 * ndim
+    if len(raw) < header:
+        raise ValueError(f"{path}: truncated IDX header ({len(raw)} bytes, {header} expected "
+                         f"for {ndim} dimensions).")
     shape = tuple(int(s) for s in np.frombuffer(raw[4:header], dtype=">u4"))
     data = np.frombuffer(raw, dtype=_IDX_TYPES[dtype], offset=header)
     if data.size != int(np.prod(shape)):
@@ -99,6 +104,7 @@ def load_ijcnn1(data_dir=None, *, test_size=0.2, random_state=0):
     data_dir : str, Path or None
         Directory holding ``ijcnn1/ijcnn1.bz2`` (None: :func:`default_data_dir`).
     test_size : float, default=0.2
+        Fraction of the rows in the test split, in ``(0, 1)``.
     random_state : int, default=0
         Seed of the split.
 
@@ -107,7 +113,14 @@ def load_ijcnn1(data_dir=None, *, test_size=0.2, random_state=0):
     X_train, X_test, y_train, y_test : ndarrays
         Dense float features (22 columns) and labels in ``{0, 1}``.
     """
-    X, y = load_svmlight_file(str(_resolve(data_dir, "ijcnn1", "ijcnn1.bz2")), n_features=22)
+    if not (isinstance(test_size, Real) and not isinstance(test_size, bool)
+            and 0 < test_size < 1):
+        raise ValueError(f"test_size must be a fraction in (0, 1), got {test_size!r}.")
+    path = _resolve(data_dir, "ijcnn1", "ijcnn1.bz2")
+    try:
+        X, y = load_svmlight_file(str(path), n_features=22)
+    except (OSError, ValueError) as exc:  # a corrupt archive or file: say which
+        raise ValueError(f"{path}: not a readable LIBSVM file ({exc}).") from exc
     X = X.toarray()
     y = (y > 0).astype(int)
     order = np.random.default_rng(random_state).permutation(X.shape[0])
@@ -126,7 +139,7 @@ def load_mnist_binary(data_dir=None, name="mnist", *, positive_classes=None, sta
         Directory holding ``<name>/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz``.
     name : {"mnist", "fashion-mnist"}
     positive_classes : sequence of int or None
-        Classes of the positive group. None: five classes drawn at random with
+        Classes of the positive group (a non-empty proper subset of 0..9). None: five classes drawn at random with
         ``random_state`` (the paper's partition is not published).
     standardize : {"public", "train", None}, default="public"
         After scaling pixels to ``[0, 1]``: ``"public"`` subtracts and divides by the
@@ -148,16 +161,28 @@ def load_mnist_binary(data_dir=None, name="mnist", *, positive_classes=None, sta
         raise ValueError(f"standardize must be 'public', 'train' or None, got {standardize!r}.")
     if positive_classes is None:
         positive_classes = np.random.default_rng(random_state).permutation(10)[:5]
-    positive_classes = np.asarray(positive_classes)
+    positive_classes = np.unique(np.asarray(positive_classes))
+    if not (positive_classes.ndim == 1 and 0 < positive_classes.size < 10
+            and np.all(np.isin(positive_classes, np.arange(10)))):
+        raise ValueError("positive_classes must be a non-empty proper subset of the classes "
+                         f"0..9, got {positive_classes.tolist()}.")
 
     def part(prefix):
-        images = read_idx(_resolve(data_dir, name, f"{prefix}-images-idx3-ubyte.gz"))
-        labels = read_idx(_resolve(data_dir, name, f"{prefix}-labels-idx1-ubyte.gz"))
+        images_path = _resolve(data_dir, name, f"{prefix}-images-idx3-ubyte.gz")
+        labels_path = _resolve(data_dir, name, f"{prefix}-labels-idx1-ubyte.gz")
+        images, labels = read_idx(images_path), read_idx(labels_path)
+        if images.ndim != 3 or labels.ndim != 1 or images.shape[0] != labels.shape[0]:
+            raise ValueError(f"{images_path} and {labels_path} do not match: images of shape "
+                             f"{images.shape} (n, rows, columns expected), labels of shape "
+                             f"{labels.shape} (n expected).")
         X = images.reshape(images.shape[0], -1).astype(np.float64) / 255.0
         return X, np.isin(labels, positive_classes).astype(int)
 
     X_train, y_train = part("train")
     X_test, y_test = part("t10k")
+    if X_train.shape[1] != X_test.shape[1]:
+        raise ValueError(f"{name}: training images have {X_train.shape[1]} pixels, test images "
+                         f"{X_test.shape[1]}.")
     if standardize == "public":
         mean, std = PUBLIC_PIXEL_STATS[name]
     elif standardize == "train":

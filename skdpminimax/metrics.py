@@ -154,8 +154,23 @@ def _check_convex_concave(objective):
         )
 
 
-def _as_points(points):
-    return [(np.asarray(w, dtype=float), np.asarray(v, dtype=float)) for w, v in points]
+def _as_points(points, objective=None):
+    out = [(np.asarray(w, dtype=float), np.asarray(v, dtype=float)) for w, v in points]
+    if objective is not None:
+        shapes = tuple(np.shape(p) for p in objective.init_params())
+        for w, v in out:
+            if (w.shape, v.shape) != shapes:
+                raise ValueError(f"Points must have the objective's shapes {shapes} (w, v), "
+                                 f"got {(w.shape, v.shape)}.")
+    return out
+
+
+def _checked_data(objective, data):
+    """``data`` prepared, after the objective's own domain check (labels in {-1, +1} for
+    the AUC objective, say): a gap on data outside it certifies the wrong problem."""
+    if hasattr(objective, "check_data") and data.y is not None:
+        objective.check_data(data.y, data.groups)
+    return objective.prepare(data)
 
 
 def duality_gap(objective, data, w, v, *, tol=1e-8, max_iter=10_000):
@@ -179,16 +194,17 @@ def duality_gap(objective, data, w, v, *, tol=1e-8, max_iter=10_000):
     GapInterval
     """
     _check_convex_concave(objective)
-    data = objective.prepare(data)
-    primal = _primal_value(objective, data, [np.asarray(w, float)], tol, max_iter)
-    dual = _dual_value(objective, data, [np.asarray(v, float)], tol, max_iter)
+    ((w, v),) = _as_points([(w, v)], objective)
+    data = _checked_data(objective, data)
+    primal = _primal_value(objective, data, [w], tol, max_iter)
+    dual = _dual_value(objective, data, [v], tol, max_iter)
     return _interval(primal, dual)
 
 
 def strong_duality_gap(objective, data, points, *, tol=1e-8, max_iter=10_000):
     """Mean strong gap over outputs ``[(w_r, v_r)]``: ``(1/R) sum_r Gap(w_r, v_r)`` (interval)."""
     gaps = [duality_gap(objective, data, w, v, tol=tol, max_iter=max_iter)
-            for w, v in _as_points(points)]
+            for w, v in _as_points(points, objective)]
     mean = lambda xs: float(np.mean(xs))  # noqa: E731
     return GapInterval(
         lower=mean([g.lower for g in gaps]), upper=mean([g.upper for g in gaps]),
@@ -205,8 +221,8 @@ def weak_duality_gap(objective, data, points, *, tol=1e-8, max_iter=10_000):
     at the averaged point, which is smaller still unless ``Phi`` is bilinear.
     """
     _check_convex_concave(objective)
-    points = _as_points(points)
-    data = objective.prepare(data)
+    points = _as_points(points, objective)
+    data = _checked_data(objective, data)
     primal = _primal_value(objective, data, [w for w, _ in points], tol, max_iter)
     dual = _dual_value(objective, data, [v for _, v in points], tol, max_iter)
     return _interval(primal, dual)

@@ -103,3 +103,43 @@ def test_a_home_relative_data_dir_is_expanded(mnist_dir, monkeypatch):
     assert X_train.shape == (20, 784) and len(y_test) == 10
     monkeypatch.setenv("SKDPMINIMAX_DATA", f"~/{root.name}")
     assert default_data_dir() == root
+
+
+def test_mismatched_or_truncated_files_are_refused(mnist_dir, tmp_path):
+    """A user-style probe: images and labels of other lengths or shapes were returned
+    misaligned, and a truncated header raised numpy's buffer error."""
+    data_dir, _ = mnist_dir
+    folder = data_dir / "mnist"
+    _write_idx(folder / "train-labels-idx1-ubyte.gz", np.arange(30, dtype=np.uint8) % 10)
+    with pytest.raises(ValueError, match="do not match"):
+        load_mnist_binary(data_dir, positive_classes=[0, 1, 2, 3, 4])
+    _write_idx(folder / "train-labels-idx1-ubyte.gz", np.arange(20, dtype=np.uint8) % 10)
+    _write_idx(folder / "train-images-idx3-ubyte.gz", np.zeros((20, 10, 10), np.uint8))
+    with pytest.raises(ValueError, match="training images have 100 pixels, test images 784"):
+        load_mnist_binary(data_dir, positive_classes=[0, 1, 2, 3, 4])
+    short = tmp_path / "short.gz"
+    with gzip.open(short, "wb") as f:
+        f.write(struct.pack(">BBBB", 0, 0, 0x08, 3) + b"\x00\x00")
+    with pytest.raises(ValueError, match="truncated IDX header"):
+        read_idx(short)
+
+
+@pytest.mark.parametrize("classes", [[11], [], list(range(10)), [-1, 0]])
+def test_positive_classes_must_be_a_proper_subset(mnist_dir, classes):
+    data_dir, _ = mnist_dir
+    with pytest.raises(ValueError, match="non-empty proper subset"):
+        load_mnist_binary(data_dir, positive_classes=classes)
+
+
+@pytest.mark.parametrize("test_size", [-0.2, 0, 1, 1.5, 10, True])
+def test_ijcnn1_test_size_is_a_fraction(tmp_path, test_size):
+    with pytest.raises(ValueError, match="test_size must be a fraction"):
+        load_ijcnn1(tmp_path, test_size=test_size)
+
+
+def test_a_corrupt_libsvm_archive_names_its_path(tmp_path):
+    folder = tmp_path / "ijcnn1"
+    folder.mkdir()
+    (folder / "ijcnn1.bz2").write_bytes(b"not bzip2 data")
+    with pytest.raises(ValueError, match="ijcnn1.bz2: not a readable LIBSVM file"):
+        load_ijcnn1(tmp_path)

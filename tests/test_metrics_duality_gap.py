@@ -106,3 +106,21 @@ def test_nonconvex_objective_is_refused():
         duality_gap(mlp, data, w, v)
     with pytest.raises(ValueError, match="convex-concave"):
         weak_duality_gap(mlp, data, [(w, v)])
+
+
+def test_gap_refuses_data_outside_the_objective_domain_and_points_of_other_shapes():
+    """A user-style probe: labels in {0, 1} gave a certified interval for the wrong
+    problem, and a w of the wrong length an IndexError."""
+    from skdpminimax.objectives import SaddleData, SquareLossAUC
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y01 = (X[:, 0] > 0).astype(float)
+    objective = SquareLossAUC(3, 0.5, data_norm=5.0, radius=1.0, l2_reg=0.1)
+    w, v = objective.init_params()
+    with pytest.raises(ValueError):
+        duality_gap(objective, SaddleData(X, y01), w, v)
+    data = SaddleData(X, 2 * y01 - 1)
+    with pytest.raises(ValueError, match="objective's shapes"):
+        duality_gap(objective, data, w[:-1], v)
+    assert duality_gap(objective, data, w, v).upper >= 0

@@ -62,7 +62,10 @@ class NoiseCalibration:
         Joint multiplier ``z`` of one step's release (all blocks together, whitened):
         noise std over sensitivity. ``0.0`` when no noise is added (``epsilon=np.inf``).
     n_steps : int
-        Number of steps; each releases every block once.
+        Number of releases the accountant composes, each of every block once: a
+        solver's ``n_iter_`` can differ (NSEG releases twice per iteration, so
+        ``n_steps = 2 n_iter_``; the recursive framework records one round's
+        calibration, and its ``n_iter_`` counts every round's steps).
     sampler : str
         ``'full'``, ``'poisson'`` or ``'without_replacement'``.
     sample_rate : float
