@@ -2,6 +2,7 @@
 clip, its noise, its sensitivity, and what it changes for the robust classifier."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -273,3 +274,30 @@ def test_robust_classifier_reaches_the_minimax_solution_on_imbalanced_classes():
                          noise_allocation=0.3, average="tail")))
     assert new >= exact - 0.05
     assert old < exact - 0.1  # the test tells the two rules apart
+
+
+def test_scale_rules_on_an_objective_without_declared_scales_warn():
+    """A user-style probe: clip_v="auto" clipped a user objective at its lipschitz()
+    bound (335 for gradients of order 1) and step_size="scaled" fell back to 1 / L,
+    both silently."""
+    from objectives_for_tests import StronglyMonotoneQuadratic, make_linear_data
+
+    from skdpminimax.privacy import PrivacyBudget
+    from skdpminimax.solvers import NoisySGDA
+
+    rng = np.random.default_rng(0)
+    objective = StronglyMonotoneQuadratic(np.eye(2), data_norm=1.0, mu=0.5)
+    data = make_linear_data(200, 2, rng, data_norm=1.0)
+    solver = NoisySGDA(clip_w=1.0, clip_v="auto", step_size="scaled", batch_size=20, n_epochs=2)
+    with pytest.warns(UserWarning) as record:
+        solver.solve(objective, data, PrivacyBudget(1.0, 1e-5), rng)
+    messages = [str(w.message) for w in record]
+    assert any("clip_v='auto': StronglyMonotoneQuadratic declares no typical_grad_norms()"
+               in m for m in messages)
+    assert any("step_size='scaled': StronglyMonotoneQuadratic declares no "
+               "typical_solution_norm()" in m for m in messages)
+    # numeric clips and steps: nothing to say
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        NoisySGDA(clip_w=1.0, clip_v=1.0, step_size=0.1, batch_size=20, n_epochs=2).solve(
+            objective, data, PrivacyBudget(1.0, 1e-5), rng)

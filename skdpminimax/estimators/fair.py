@@ -122,7 +122,8 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         from the objective's public ``typical_solution_norm``
         (predictions of 4 times the target range's half-width on rows at
         ``data_norm``) and the noise. ``"demographic_parity"`` declares no such
-        scale and keeps the certified ``1 / L`` step (the larger step also speeds
+        scale and keeps the certified ``1 / L`` step (``step_size="auto"``; the larger
+        step also speeds
         up its multipliers, which widened the parity gap on validation), and clips
         its primal at ``clip_w="scaled"`` instead of 1, which kept the model from
         following the multipliers.
@@ -295,7 +296,9 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
 
     def _resolve_solver(self):
         if isinstance(self.solver, str) and self.solver == "sgda" and self._parity():
-            return NoisySGDA(**{**GROUP_SGDA_DEFAULTS, "clip_w": "scaled"})
+            # Parity declares no solution scale: the certified step ("auto", which is
+            # what "scaled" falls back to without one).
+            return NoisySGDA(**{**GROUP_SGDA_DEFAULTS, "clip_w": "scaled", "step_size": "auto"})
         return super()._resolve_solver()
 
     def _set_fitted(self, result, objective, constants):

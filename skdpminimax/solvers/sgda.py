@@ -7,6 +7,7 @@ descent step in ``w`` and ascent step in ``v``.
 """
 
 import math
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -374,6 +375,12 @@ class NoisySGDA(PrivateSolver):
                     eta = _nonconvex_step_clip(energy, calibration.n_steps) / clip_w
                     if self.schedule == "linear":  # the mean step: start at twice it
                         eta *= 2.0
+                else:  # a user objective that did not declare its scale: say so
+                    warnings.warn(
+                        f"step_size='scaled': {type(objective).__name__} declares no "
+                        "typical_solution_norm(), so the certified step 1 / smoothness() = "
+                        f"{auto:.3g} is used (as step_size='auto'). Declare the public "
+                        "scale, or pass a numeric step.", UserWarning)
             # Both rules: "auto"'s 0.1 (no smoothness known, the MLP) can exceed it too.
             eta = min(eta, _stable_step(_curvature(objective, 0)))
         eta_v = eta if self.dual_step_size is None else self.dual_step_size
