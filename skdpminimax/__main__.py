@@ -6,11 +6,14 @@ test AUC, the budget spent and the fit time.
 """
 
 import argparse
+import math
 import sys
 import time
 import warnings
 
 import numpy as np
+
+from skdpminimax.privacy.budget import MAX_FINITE_EPSILON
 
 
 def _demo(args):
@@ -67,12 +70,37 @@ def _demo(args):
     return 0
 
 
+def _epsilon(text):
+    """An epsilon the estimators accept, refused by argparse (a usage error) otherwise."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (value > 0) or (math.isfinite(value) and value > MAX_FINITE_EPSILON):
+        raise argparse.ArgumentTypeError(
+            f"epsilon must be > 0 and at most {MAX_FINITE_EPSILON:g} (or inf), got {text}")
+    return value
+
+
+def _seed(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"the seed must be in [0, 2**32), got {text}")
+    return value
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m skdpminimax")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="private AUC maximisation on bundled data")
-    demo.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1.0, 4.0])
-    demo.add_argument("--seed", type=int, default=0, help="seed of the train/test split")
+    demo.add_argument("--epsilons", type=_epsilon, nargs="+", default=[0.5, 1.0, 4.0],
+                      help="privacy levels to fit at, each > 0 (inf: no noise); "
+                           "default: 0.5 1 4")
+    demo.add_argument("--seed", type=_seed, default=0,
+                      help="seed of the train/test split (an int >= 0)")
     args = parser.parse_args(argv)
     with warnings.catch_warnings():
         warnings.simplefilter("default")

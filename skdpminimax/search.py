@@ -371,7 +371,18 @@ def _caller_ledger(search, accountant):
     diffprivlib's default ledger of this process); otherwise ``accountant=`` is needed.
     """
     if accountant is not None:
-        return _not_prepaid(fit_ledger(accountant))
+        ledger = _not_prepaid(fit_ledger(accountant))
+        for step in _searched_steps(search):
+            own = step.accountant if isinstance(step, DPMinimaxEstimator) else None
+            if own is not None and own is not ledger and not isinstance(own, PrepaidLedger):
+                # The search would re-point the step at `ledger`: the ledger the caller
+                # set on it would show no spend for fits made on its data.
+                raise ValueError(
+                    f"The search's {type(step).__name__} has its own accountant, not the "
+                    "accountant= given to the search, which is the one charged (and the "
+                    "refitted model's). Pass the same ledger to both, or leave the "
+                    "estimator's accountant=None. Nothing was spent.")
+        return ledger
     steps = _searched_steps(search)
     ours = [step for step in steps if isinstance(step, DPMinimaxEstimator)]
     ledgers = {id(ledger): ledger for ledger in (step._fit_ledger() for step in ours)}

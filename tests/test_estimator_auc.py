@@ -289,3 +289,20 @@ def test_predict_is_the_midpoint_and_a_public_threshold_wraps_it():
                                        response_method="decision_function").fit(X, y)
     np.testing.assert_array_equal(wrapped.predict(X), (s >= t).astype(int))
     assert wrapped.predict(X).mean() < est.predict(X).mean()
+
+
+def test_a_noisy_class_ratio_release_warns_and_a_public_one_does_not():
+    """A practitioner probe: with 30 positives in 3,000 rows at epsilon=1 the released
+    count (noise std ~28) was often 0, floored to 0.001, silently."""
+    X, y = make_classification(n_samples=3000, n_features=10, weights=[0.99], flip_y=0,
+                               random_state=0)
+    X = X / 3
+    est = DPAUCMaximizer(epsilon=1.0, data_norm=3.0, random_state=0,
+                         accountant=BudgetAccountant())
+    with pytest.warns(UserWarning, match=r"class ratio was released as \d+ positives"):
+        est.fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        est.set_params(pos_ratio=0.01).fit(X, y)
+        balanced = make_classification(n_samples=3000, n_features=10, random_state=0)
+        est.set_params(pos_ratio=None).fit(balanced[0] / 3, balanced[1])

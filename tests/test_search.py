@@ -573,3 +573,19 @@ def test_a_prepaid_search_fitted_on_other_data_is_refused_and_keeps_its_charge(d
         prepaid.fit(X, y)  # the charge is still there
     assert hasattr(prepaid, "best_estimator_")
     assert accountant.spent_budget == spent
+
+
+def test_an_estimator_with_another_accountant_than_the_search_is_refused(data):
+    """A practitioner probe: the search re-pointed the estimator's own ledger A at the
+    search's B, so A showed no spend for fits on its data, silently."""
+    X, y = data
+    own, given = BudgetAccountant(), BudgetAccountant()
+    with pytest.raises(ValueError, match="has its own accountant"):
+        PrivateSearchCV(grid_search(model(accountant=own)), accountant=given).fit(X, y)
+    assert own.spent_budget == [] and given.spent_budget == []
+    # the same ledger on both, or none on the estimator: charged as before
+    PrivateSearchCV(grid_search(model(accountant=given)), accountant=given).fit(X, y)
+    assert given.spent_budget == expected_entries()
+    fresh = BudgetAccountant()
+    PrivateSearchCV(grid_search(model()), accountant=fresh).fit(X, y)
+    assert fresh.spent_budget == expected_entries()
