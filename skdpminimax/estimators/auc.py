@@ -19,10 +19,12 @@ __all__ = ["DPAUCMaximizer"]
 # A privately estimated class ratio is clamped here: gradients scale with
 # max(p, 1 - p), and a ratio of exactly 0 or 1 has no AUC.
 _RATIO_FLOOR = 1e-3
-# Noise std above this share of the smaller released class count: the fit warns (a
-# probe: 30 positives in 3,000 rows at epsilon = 1, std ~28; a tenth of the releases
-# were 0, floored to 0.001, and the MLP then predicted every row positive).
-_NOISY_CLASS_COUNT = 0.25
+# Noise std above this share of the smaller released class count (the count within
+# two noise steps of 0): the fit warns (a probe: 30 positives in 3,000 rows at
+# epsilon = 1, std ~28; a tenth of the releases were 0, floored to 0.001, and the MLP
+# then predicted every row positive). A quarter warned in the demo (breast cancer,
+# epsilon 0.5 and 1), whose linear fits lose nothing to the ratio's error.
+_NOISY_CLASS_COUNT = 0.5
 
 
 def _warn_if_ratio_is_noisy(n_pos, size, epsilon, share):
@@ -33,7 +35,7 @@ def _warn_if_ratio_is_noisy(n_pos, size, epsilon, share):
         warnings.warn(
             f"The class ratio was released as {n_pos} positives of {size} with noise of std "
             f"{noise:.3g} (pos_ratio_budget={share:g} of epsilon): the smaller class's count "
-            "is within a few noise steps of 0, so the released ratio, and the class weights "
+            "is within two noise steps of 0, so the released ratio, and the class weights "
             "1 / p and 1 / (1 - p) with it, may be far off (a model can then predict one "
             "class). Pass pos_ratio if the class frequency is public, or raise "
             "pos_ratio_budget.", UserWarning)
@@ -71,7 +73,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
     pos_ratio_budget : float, default=0.05
         Fraction of ``epsilon`` spent on the class ratio when ``pos_ratio`` is None.
         Its count gets geometric noise of std about ``sqrt(2) / (pos_ratio_budget *
-        epsilon)``; when that is above a quarter of the smaller released class count
+        epsilon)``; when that is above half the smaller released class count
         the fit warns (with 30 positives in 3,000 rows at ``epsilon=1`` a tenth of
         the releases are 0, floored to a ratio of 0.001).
     radius : float, default=10.0
