@@ -497,11 +497,20 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         result = solver.solve(objective, data, train_budget, rng)
         if planned_apart:
             _check_planned_on(solver, objective, size, train_budget, result.calibration)
+        if not (np.all(np.isfinite(result.w)) and np.all(np.isfinite(result.v))):
+            # A run that diverged (a step far too large on an unbounded set, the MLP's)
+            # must not become a NaN model. Post-processing of the private run: raising
+            # reveals no more than the NaN model would; the fit stays charged.
+            raise FloatingPointError(
+                f"{type(solver).__name__} diverged: the released parameters are not finite "
+                "(a step size too large for the objective?). The fit is charged; nothing "
+                "was fitted. Lower step_size, or use the solver's default step.")
 
         if getattr(solver, "n_iter", 0) is None and result.n_iter < _FEW_ITERATIONS:
             # Planned from public quantities (epochs, batch, planning size): no leak.
             single_pass = getattr(solver, "mode", None) == "single_pass"
-            how = ("single-pass NSEG runs at most n / (2 batch_size)" if single_pass
+            how = ("a single pass over the data: n / (2 batch_size) iterations for NSEG, "
+                   "n / batch_size for NISPP" if single_pass
                    else "epochs times n / batch_size")
             remedy = ("solver='sgda', a smaller batch_size" if single_pass
                       else "a smaller batch_size, more epochs")

@@ -408,3 +408,28 @@ def test_a_release_drowned_in_noise_does_not_solve_past_its_target():
     target = est.solver_info_["target"]
     assert mu_w < mu_v
     assert call["tol"] == pytest.approx(math.sqrt(target / mu_w))
+
+
+def test_a_target_larger_than_the_sets_warns_even_without_noise():
+    """An extreme-settings probe: DPGroupFairRegressor with output perturbation at
+    epsilon=inf returned an all-zero model silently (its target, 2.6e4, exceeded the
+    sets' extent, 0.24)."""
+    import warnings
+
+    from sklearn.datasets import make_regression
+
+    from skdpminimax import DPGroupFairRegressor
+
+    X, y = make_regression(200, 5, noise=1.0, random_state=0)
+    groups = np.arange(200) % 3
+    est = DPGroupFairRegressor(epsilon=np.inf, bounds=(-300, 300), data_norm=5.0,
+                               solver="output_perturbation", random_state=0)
+    with pytest.warns(UserWarning, match="accuracy target .* exceeds the sets' whole extent"):
+        est.fit(X, y, sensitive_features=groups)
+    # a well-regularised large fit: the target is small, no such warning
+    X, y = make_regression(5000, 5, noise=1.0, random_state=0)
+    est.set_params(alpha=1.0, data_norm=float(np.linalg.norm(X, axis=1).max()))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y, sensitive_features=np.arange(5000) % 3)
+    assert not [w for w in caught if "exceeds the sets' whole extent" in str(w.message)]

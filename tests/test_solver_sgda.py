@@ -432,3 +432,26 @@ def test_small_steps_run_on_one_blas_thread(monkeypatch):
         runs.append(est.decision_function(X))
     assert seen and seen[0] < (1 << 24)
     np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_a_diverged_run_raises_instead_of_releasing_a_nan_model():
+    """An extreme-settings probe: the MLP AUC model came out all-NaN after 500 full-batch
+    steps of size 1e3 (its dual box is unbounded), with only numpy's warnings."""
+    import warnings
+
+    from diffprivlib import BudgetAccountant
+    from sklearn.datasets import make_classification
+
+    from skdpminimax import DPAUCMaximizer
+
+    X, y = make_classification(n_samples=300, n_features=5, random_state=0)
+    acc = BudgetAccountant()
+    est = DPAUCMaximizer(epsilon=1.0, scorer="mlp", hidden_units=16, data_norm=5.0,
+                         pos_ratio=0.5, accountant=acc, random_state=0,
+                         solver=NoisySGDA(batch_size=None, n_iter=500, step_size=1e3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(FloatingPointError, match="diverged"):
+            est.fit(X, y)
+    assert not hasattr(est, "scorer_params_")
+    assert tuple(acc.total()) == (1.0, 1e-5)  # charged: the run happened

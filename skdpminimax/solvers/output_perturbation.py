@@ -141,6 +141,24 @@ def warn_if_noise_fills_the_set(sigma, dim, primal_set):
         )
 
 
+def warn_if_target_covers_the_sets(objective, target):
+    """Warn when every point of the sets is within the weighted ``target`` of every
+    other (``mu_w D_w^2 + mu_v D_v^2 <= target``, diameters ``D``): the public start
+    then meets it, the solve may stop there, and the release be the start plus noise,
+    even at ``epsilon = inf``. Public constants only."""
+    mu_w, mu_v = (float(m) for m in objective.strong_convexity())
+    d_w = float(objective.primal_set.diameter(objective.n_primal))
+    d_v = float(objective.dual_set.diameter(objective.n_dual))
+    spread = mu_w * d_w**2 + mu_v * d_v**2
+    if math.isfinite(spread) and spread <= target:
+        warnings.warn(
+            f"Output perturbation's accuracy target ({target:.3g}, weighted) exceeds the "
+            f"sets' whole extent ({spread:.3g}): every point meets it, the public start "
+            "included, so the solve may stop there and the release be that start plus noise, "
+            "even at epsilon=inf. More rows, a larger regularisation (alpha) or a clipping "
+            "solver ('sgda') give a model fitted to the data.", UserWarning)
+
+
 def stability_bound(objective, n_samples):
     """``Q_stab``: bound on the weighted squared move of the exact saddle point (module docstring)."""
     check_objective(objective)
@@ -377,6 +395,7 @@ class OutputPerturbation(_OutputPerturbationBase):
         mu_w, mu_v = objective.strong_convexity()
         dim = objective.init_params()[0].size
         loose = noise_drowns_the_set(sigma / math.sqrt(mu_w), dim, objective.primal_set)
+        warn_if_target_covers_the_sets(objective, target)
         w, v, diagnostics = certified_solve(self._base(), objective, data, target, init,
                                             solver_rng, loose=loose)
         warn_if_noise_fills_the_set(sigma / math.sqrt(mu_w), w.size, objective.primal_set)
