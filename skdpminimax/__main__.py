@@ -6,14 +6,15 @@ test AUC, the budget spent and the fit time.
 """
 
 import argparse
-import math
 import sys
 import time
 import warnings
 
 import numpy as np
 
-from skdpminimax.privacy.budget import MAX_FINITE_EPSILON
+from skdpminimax.privacy.budget import check_epsilon_delta
+
+_DELTA = 1e-5  # the demo's delta
 
 
 def _demo(args):
@@ -50,7 +51,7 @@ def _demo(args):
     for epsilon in args.epsilons:
         model = DPAUCMaximizer(
             epsilon=epsilon,
-            delta=1e-5,
+            delta=_DELTA,
             data_norm=data_norm,
             accountant=ledger,
             # Fresh noise for every fit (a fixed seed would repeat it, and the budgets
@@ -71,14 +72,16 @@ def _demo(args):
 
 
 def _epsilon(text):
-    """An epsilon the estimators accept, refused by argparse (a usage error) otherwise."""
+    """An epsilon the estimators accept (the library's own check, at the demo's
+    delta), refused by argparse (a usage error) otherwise."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not (value > 0) or (math.isfinite(value) and value > MAX_FINITE_EPSILON):
-        raise argparse.ArgumentTypeError(
-            f"epsilon must be > 0 and at most {MAX_FINITE_EPSILON:g} (or inf), got {text}")
+    try:
+        check_epsilon_delta(value, _DELTA)
+    except (TypeError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return value
 
 

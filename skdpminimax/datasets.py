@@ -139,8 +139,9 @@ def load_mnist_binary(data_dir=None, name="mnist", *, positive_classes=None, sta
         Directory holding ``<name>/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz``.
     name : {"mnist", "fashion-mnist"}
     positive_classes : sequence of int or None
-        Classes of the positive group (a non-empty proper subset of 0..9). None: five classes drawn at random with
-        ``random_state`` (the paper's partition is not published).
+        Classes of the positive group (a non-empty proper subset of 0..9). None: five
+        classes drawn at random with ``random_state`` (the paper's partition is not
+        published).
     standardize : {"public", "train", None}, default="public"
         After scaling pixels to ``[0, 1]``: ``"public"`` subtracts and divides by the
         published global constants :data:`PUBLIC_PIXEL_STATS` (no privacy cost);

@@ -7,7 +7,7 @@ from skdpminimax.__main__ import main
 
 @pytest.mark.parametrize("args, message", [
     (["--epsilons", "0"], "epsilon must be > 0"),
-    (["--epsilons", "nan"], "epsilon must be > 0"),
+    (["--epsilons", "nan"], "epsilon must be a positive real number"),
     (["--epsilons", "1e6"], "at most 100000"),
     (["--epsilons", "x"], "not a number"),
     (["--seed", "-1"], "the seed must be in"),

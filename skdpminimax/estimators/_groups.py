@@ -11,7 +11,7 @@ from numbers import Integral, Number, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from skdpminimax.privacy.mechanisms import geometric_noise_std, private_count
+from skdpminimax.privacy.mechanisms import private_count
 from skdpminimax.solvers import NoisySGDA, resolve_solver
 
 __all__ = ["encode_groups", "encode_public_groups", "labels_array", "GroupRatiosMixin",
@@ -257,7 +257,6 @@ class GroupRatiosMixin:
             )
         self.groups_ = labels_array(labels)
         self._public_group_ratios = ratios
-        self._released_counts = None  # set by _private_constants if the counts are released
         return codes, labels
 
     def _public_ratios(self, labels):
@@ -327,6 +326,9 @@ class GroupRatiosMixin:
         epsilon = budget.epsilon / (1.0 if relation == "add/remove-one" else 2.0)
         counts = np.bincount(codes, minlength=k)
         noisy = np.array([max(1, private_count(c, n, epsilon, rng)) for c in counts], float)
-        # Released values and a public noise scale: what a warning may read.
-        self._released_counts = (noisy, geometric_noise_std(epsilon))
+        self._check_released_counts(noisy, epsilon)
         return {"group_ratios": noisy / noisy.sum()}
+
+    def _check_released_counts(self, counts, epsilon):
+        """Hook on the released group counts and their per-count ``epsilon`` (released
+        values and a public noise scale only); nothing by default."""

@@ -11,7 +11,7 @@ from sklearn.utils.multiclass import type_of_target
 from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, shared_parameter_docs
 from skdpminimax.objectives.auc import SquareLossAUC
 from skdpminimax.objectives.scorers import LinearScorer, MLPScorer
-from skdpminimax.privacy.mechanisms import geometric_noise_std, private_count
+from skdpminimax.privacy.mechanisms import noisy_counts, private_count
 from skdpminimax.solvers import NoisySGDA, resolve_solver
 
 __all__ = ["DPAUCMaximizer"]
@@ -29,9 +29,9 @@ _NOISY_CLASS_COUNT = 0.5
 
 def _warn_if_ratio_is_noisy(n_pos, size, epsilon, share):
     """Post-processing of the released count and the public noise scale only."""
-    noise = geometric_noise_std(epsilon)
-    smaller = min(n_pos, size - n_pos)
-    if noise > _NOISY_CLASS_COUNT * max(smaller, 1):
+    noisy = noisy_counts((n_pos, size - n_pos), epsilon, _NOISY_CLASS_COUNT)
+    if noisy is not None:
+        noise = noisy[0]
         warnings.warn(
             f"The class ratio was released as {n_pos} positives of {size} with noise of std "
             f"{noise:.3g} (pos_ratio_budget={share:g} of epsilon): the smaller class's count "

@@ -14,6 +14,7 @@ from skdpminimax.estimators._groups import GROUP_SGDA_DEFAULTS, GroupRatiosMixin
 from skdpminimax.objectives.fairness import DemographicParityRegression
 from skdpminimax.objectives.group_dro import GroupDRO
 from skdpminimax.objectives.losses import SquaredLoss
+from skdpminimax.privacy.mechanisms import noisy_counts
 from skdpminimax.solvers import NoisySGDA
 
 __all__ = ["DPGroupFairRegressor"]
@@ -34,7 +35,6 @@ _MAX_TARGET_BOUND = 1e150
 
 
 @shared_parameter_docs
-
 class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator):
     r"""Differentially private linear regression with a group-fairness criterion.
 
@@ -59,9 +59,9 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     delta : float, default=1e-5
     constraint : {"minimax_loss", "demographic_parity"}, default="minimax_loss"
     bounds : (float, float) or None, default=None
-        Public range of ``y`` (a pair: tuple, list or array, within +-1e150); targets are clipped to it, silently (a warning would
-        depend on the data), so a range that misses most targets gives predictions
-        near its edges. If ``None`` it is taken from the data with a
+        Public range of ``y`` (a pair: tuple, list or array, within +-1e150); targets
+        are clipped to it, silently (a warning would depend on the data), so a range
+        that misses most targets gives predictions near its edges. If ``None`` it is taken from the data with a
         :class:`PrivacyLeakWarning` (as diffprivlib's LinearRegression).
     data_norm : float or None, default=None
         Public bound on the row norm of ``X`` (training rows clipped); ``None``: from
@@ -122,9 +122,9 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         from the objective's public ``typical_solution_norm``
         (predictions of 4 times the target range's half-width on rows at
         ``data_norm``) and the noise. ``"demographic_parity"`` declares no such
-        scale and keeps the certified ``1 / L`` step (``step_size="auto"``; the larger
-        step also speeds
-        up its multipliers, which widened the parity gap on validation), and clips
+        scale and keeps the certified ``1 / L`` step (``step_size="auto"``; the
+        larger step also speeds up its multipliers, which widened the parity gap on
+        validation), and clips
         its primal at ``clip_w="scaled"`` instead of 1, which kept the model from
         following the multipliers.
     accountant : BudgetAccountant or None, default=None
@@ -234,7 +234,6 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
                           "least squares.", UserWarning)
             self.groups_ = np.array([0])
             self._public_group_ratios = np.array([1.0])
-            self._released_counts = None
             codes = np.zeros(X.shape[0], dtype=np.intp)
         else:
             codes, _ = self._encode_task_groups(sensitive_features, X.shape[0])
@@ -309,20 +308,15 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         if isinstance(objective, DemographicParityRegression):
             k = v.size // 2
             v = v[:k] - v[k:]
-            self._warn_if_ratios_are_noisy()
         self.group_weights_ = v.copy()
         self.group_ratios_ = np.asarray(constants["group_ratios"], dtype=float)
 
-    def _warn_if_ratios_are_noisy(self):
+    def _check_released_counts(self, counts, epsilon):
         """Parity weighs each group by 1 / ratio: a constant predictor already shows a gap
-        of about ``c (pi_g / ratio_g - 1)``, so the ratios' errors bias the intercept. Reads
-        only released counts and the public noise scale (post-processing)."""
-        released = getattr(self, "_released_counts", None)
-        if released is None:
-            return
-        counts, noise_std = released
-        smallest = float(np.min(counts))
-        if noise_std > _NOISY_COUNT_RATIO * smallest:
+        of about ``c (pi_g / ratio_g - 1)``, so the ratios' errors bias the intercept."""
+        noisy = noisy_counts(counts, epsilon, _NOISY_COUNT_RATIO) if self._parity() else None
+        if noisy is not None:
+            noise_std, smallest = noisy
             warnings.warn(
                 f"The group sizes were released with noise of std {noise_std:.3g} (before "
                 f"truncation to [0, n]) on counts "

@@ -170,6 +170,16 @@ def geometric_noise_std(epsilon):
     return math.sqrt(2.0 * a) / -math.expm1(-epsilon)
 
 
+def noisy_counts(counts, epsilon, max_ratio):
+    """``(noise std, smallest count)`` of counts released by :func:`private_count` at
+    ``epsilon`` when the noise's std exceeds ``max_ratio`` times the smallest of them
+    (taken as at least 1), else ``None``. Reads only released counts and the public
+    noise scale: a warning on it is post-processing."""
+    noise = geometric_noise_std(epsilon)
+    smallest = float(np.min(counts))
+    return (noise, smallest) if noise > max_ratio * max(smallest, 1.0) else None
+
+
 def private_count(count, upper, epsilon, rng):
     """``epsilon``-DP release of a count in ``[0, upper]`` (sensitivity 1).
 
