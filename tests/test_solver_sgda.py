@@ -168,13 +168,15 @@ def _primal_energy(obj, cal, batch_size=64):
 
 # ---- step_size="scaled" --------------------------------------------------------------
 def _scaled_step(obj, n, budget, batch_size=64, clip_w=1.0):
-    """The "scaled" rule recomputed from the calibration's public numbers."""
+    """The "scaled" rule recomputed from the calibration's public numbers: gradients
+    of RMS r C_w, r = 2 sqrt(p (1 - p)) for the AUC objective's class weights."""
     solver = NoisySGDA(batch_size=batch_size, clip_w=clip_w)
     cal = solver.calibrate(obj, n, budget)
     energy = _primal_energy(obj, cal, batch_size)
     auto = 1.0 / obj.smoothness()
-    return max(auto, 10.0 / obj.data_norm / (clip_w * np.sqrt(cal.n_steps))
-               / (1.0 + energy) ** 2), auto
+    r = 2.0 * np.sqrt(obj.p * (1.0 - obj.p))
+    return max(auto, 10.0 / obj.data_norm / (r * clip_w * np.sqrt(cal.n_steps))
+               / (1.0 + energy / r ** 2) ** 2), auto
 
 
 @pytest.mark.parametrize("epsilon", [np.inf, 5.0, 0.05])
@@ -189,6 +191,42 @@ def test_scaled_step_follows_its_rule(epsilon):
         assert res.info["step_size"] > 2 * auto  # the rule binds on this problem
     if epsilon == 0.05:
         assert res.info["step_size"] == pytest.approx(auto)  # drowned by the noise
+
+
+@pytest.mark.parametrize("pos_ratio", [0.5, 0.1, 0.01])
+@pytest.mark.parametrize("epsilon", [np.inf, 2.0])
+def test_scaled_step_grows_as_the_class_weights_shrink(pos_ratio, epsilon):
+    """The AUC objective weighs a positive 1 - p and a negative p, so its gradients'
+    RMS is 2 sqrt(p (1 - p)) of the balanced case's: the step grows by its inverse
+    without noise, and the noise is measured against that smaller RMS."""
+    data = auc_problem(l2=0.0, n=2000)[1]
+    obj = SquareLossAUC(5, pos_ratio=pos_ratio, data_norm=3.0, radius=50.0)
+    r = 2.0 * np.sqrt(pos_ratio * (1.0 - pos_ratio))
+    assert obj.typical_grad_rms_fraction() == pytest.approx(r, rel=1e-12)
+    assert obj.regularized(0.1).typical_grad_rms_fraction() == pytest.approx(r, rel=1e-12)
+    budget = PrivacyBudget(epsilon, 1e-5)
+    expected, auto = _scaled_step(obj, data.n_samples, budget)
+    res = NoisySGDA(step_size="scaled").solve(obj, data, budget, np.random.default_rng(0))
+    assert res.info["step_size"] == pytest.approx(expected, rel=1e-12)
+    if np.isinf(epsilon):
+        balanced = SquareLossAUC(5, pos_ratio=0.5, data_norm=3.0, radius=50.0)
+        base = NoisySGDA(step_size="scaled").solve(
+            balanced, data, budget, np.random.default_rng(0)).info["step_size"]
+        assert res.info["step_size"] == pytest.approx(base / r, rel=1e-12)
+
+
+@pytest.mark.parametrize("fraction", [0.0, -0.5, 1.5, np.nan])
+def test_scaled_step_refuses_a_bad_rms_fraction(fraction):
+    obj, data = auc_problem(l2=0.0)
+
+    class Declared(type(obj)):
+        def typical_grad_rms_fraction(self):
+            return fraction
+
+    bad = Declared(5, pos_ratio=obj.p, data_norm=3.0, radius=50.0)
+    with pytest.raises(ValueError, match="typical_grad_rms_fraction"):
+        NoisySGDA(step_size="scaled", n_iter=3).solve(bad, data, NO_PRIVACY,
+                                                      np.random.default_rng(0))
 
 
 def test_scaled_step_without_a_scale():

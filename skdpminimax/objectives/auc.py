@@ -187,6 +187,13 @@ class SquareLossAUC(SaddleObjective):
             return None
         return 10.0 / self.data_norm
 
+    def typical_grad_rms_fraction(self):
+        # A positive's gradient carries the weight 1 - p, a negative's p: their RMS is
+        # sqrt(p (1 - p)) against 1/2 at p = 1/2 (what typical_grad_norms assumes), and
+        # the mean gradient and curvature shrink with p (1 - p). Without this the
+        # "scaled" step stalls on rare positives (docs/benchmarks.md).
+        return float(2.0 * np.sqrt(self.p * (1.0 - self.p)))
+
     def reg_curvature(self):
         return float(self.l2_reg), 2.0 * self.p * (1.0 - self.p)
 

@@ -257,6 +257,20 @@ class SaddleObjective(ABC):
         """
         return None
 
+    def typical_grad_rms_fraction(self):
+        """The root mean square of a per-example primal gradient, as a fraction of
+        :meth:`typical_grad_norms`'s primal norm (public; default 1).
+
+        ``step_size="scaled"`` sizes the convex step ``D / (G sqrt(T))`` with ``G``
+        the stochastic gradient's RMS, which is this fraction of the clip. An
+        objective whose examples carry public weights that average well below their
+        largest (the AUC objective weighs a positive ``1 - p`` and a negative ``p``,
+        an RMS of ``2 sqrt(p (1 - p))`` of the balanced case) says so here; its mean
+        gradient and curvature shrink by as much, so the step grows. From public
+        constants only.
+        """
+        return 1.0
+
     def check_data(self, y, groups):
         """Refuse targets or group codes outside the domain the bounds are proved on.
 
@@ -407,6 +421,9 @@ class RegularizedObjective(SaddleObjective):
 
     def typical_solution_norm(self):
         return self.base.typical_solution_norm()
+
+    def typical_grad_rms_fraction(self):
+        return self.base.typical_grad_rms_fraction()
 
     def reg_value(self, w, v):
         dw, dv = w - self.center_w, v - self.center_v

@@ -95,6 +95,17 @@ def _stable_step(modulus):
     return 1.0 / modulus if np.isfinite(modulus) and modulus > 0 else np.inf
 
 
+def _grad_rms_fraction(objective):
+    """The objective's public :meth:`typical_grad_rms_fraction` (1 for a duck-typed
+    objective without one), checked to lie in (0, 1]."""
+    method = getattr(objective, "typical_grad_rms_fraction", None)
+    fraction = 1.0 if method is None else float(method())
+    if not 0.0 < fraction <= 1.0:
+        raise ValueError(f"{type(objective).__name__}.typical_grad_rms_fraction() must be "
+                         f"in (0, 1]; got {fraction!r}.")
+    return fraction
+
+
 def _curvature(objective, block):
     """The larger of the certified strong convexity (concavity) and the data-free
     term's curvature in ``block`` (0: primal, 1: dual): either bounds the stable step.
@@ -136,10 +147,12 @@ class NoisySGDA(PrivateSolver):
         Primal step size ``eta^w``; ``"auto"`` uses ``1 / L`` with ``L`` the
         objective's smoothness bound (0.1 when it is unknown): safe, but slow where
         the certified ``L`` is far above the curvature met. ``"scaled"`` uses
-        ``max(auto, D / (C_w sqrt(T)) / (1 + E)^2)``: the convex step for a solution
-        of norm ``D`` (the objective's public ``typical_solution_norm()``; ``"auto"``
-        when it has none), ``C_w`` the primal clip (at most 1 where
-        ``clip_w="auto_if_quiet"`` raised it for heavy examples), ``T`` the steps and
+        ``max(auto, D / (r C_w sqrt(T)) / (1 + E / r^2)^2)``: the convex step for a
+        solution of norm ``D`` (the objective's public ``typical_solution_norm()``;
+        ``"auto"`` when it has none) and gradients of RMS ``r C_w``, ``C_w`` the
+        primal clip (at most 1 where ``clip_w="auto_if_quiet"`` raised it for heavy
+        examples), ``r`` the objective's public ``typical_grad_rms_fraction()`` (1 by
+        default; ``2 sqrt(p (1 - p))`` for the AUC objective), ``T`` the steps and
         ``E = d_w (z_w s / m)^2`` a step's primal noise energy relative to the clip.
         It is never below ``"auto"`` and falls back to it as the noise grows, and never
         above ``1 / mu`` for a certified strong convexity ``mu``, nor above ``1 / c``
@@ -369,8 +382,11 @@ class NoisySGDA(PrivateSolver):
                         elif self.clip_w == "scaled":
                             grad_scale = min(clip_w, resolve_clip_norms(
                                 objective, "auto", self.clip_v)[0])
-                    eta = max(auto, scale / (grad_scale * np.sqrt(calibration.n_steps))
-                              / (1.0 + energy) ** 2)
+                    # G is the gradient's RMS: a fraction of the clip where examples
+                    # carry unequal public weights; the noise is measured against it.
+                    rms = _grad_rms_fraction(objective)
+                    eta = max(auto, scale / (rms * grad_scale * np.sqrt(calibration.n_steps))
+                              / (1.0 + energy / rms ** 2) ** 2)
                 elif objective.strong_convexity()[0] < 0:  # nonconvex (the MLP)
                     eta = _nonconvex_step_clip(energy, calibration.n_steps) / clip_w
                     if self.schedule == "linear":  # the mean step: start at twice it
