@@ -433,3 +433,29 @@ def test_a_target_larger_than_the_sets_warns_even_without_noise():
         warnings.simplefilter("always")
         est.fit(X, y, sensitive_features=np.arange(5000) % 3)
     assert not [w for w in caught if "exceeds the sets' whole extent" in str(w.message)]
+
+
+def test_phased_warns_when_its_phase_targets_cover_the_sets():
+    """With a tiny user mu every phase's accuracy target exceeded its sets' extent:
+    each phase released its centre plus noise, and at epsilon=inf the model scored
+    R^2 -0.01, silently. mu='auto' on the same data does not warn."""
+    import warnings
+
+    from sklearn.datasets import make_regression
+
+    from skdpminimax import DPGroupFairRegressor
+
+    X, y = make_regression(200, 5, noise=1.0, random_state=0)
+    groups = np.arange(200) % 3
+
+    def fit(mu):
+        return DPGroupFairRegressor(
+            epsilon=np.inf, bounds=(-300, 300), data_norm=5.0, random_state=0,
+            solver=PhasedOutputPerturbation(mu=mu)).fit(X, y, sensitive_features=groups)
+
+    with pytest.warns(UserWarning, match=r"in 14 of 14 phases .* exceeds the phase's sets"):
+        fit(1e-3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit("auto")
+    assert not [w for w in caught if "whole extent" in str(w.message)]

@@ -141,15 +141,21 @@ def warn_if_noise_fills_the_set(sigma, dim, primal_set):
         )
 
 
-def warn_if_target_covers_the_sets(objective, target):
-    """Warn when every point of the sets is within the weighted ``target`` of every
-    other (``mu_w D_w^2 + mu_v D_v^2 <= target``, diameters ``D``): the public start
-    then meets it, the solve may stop there, and the release be the start plus noise,
-    even at ``epsilon = inf``. Public constants only."""
+def sets_extent(objective):
+    """``mu_w D_w^2 + mu_v D_v^2`` (diameters ``D``): the largest weighted squared
+    distance between two points of the sets. Public constants only."""
     mu_w, mu_v = (float(m) for m in objective.strong_convexity())
     d_w = float(objective.primal_set.diameter(objective.n_primal))
     d_v = float(objective.dual_set.diameter(objective.n_dual))
-    spread = mu_w * d_w**2 + mu_v * d_v**2
+    return mu_w * d_w**2 + mu_v * d_v**2
+
+
+def warn_if_target_covers_the_sets(objective, target):
+    """Warn when every point of the sets is within the weighted ``target`` of every
+    other (``target >= sets_extent``): the public start then meets it, the solve may
+    stop there, and the release be the start plus noise, even at ``epsilon = inf``.
+    Public constants only."""
+    spread = sets_extent(objective)
     if math.isfinite(spread) and spread <= target:
         warnings.warn(
             f"Output perturbation's accuracy target ({target:.3g}, weighted) exceeds the "
@@ -541,7 +547,7 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
         phase_rngs = iter(solver_rng.spawn(n_phases * len(passes)))
         w0, v0 = _start(objective, init)
         released = {"primal": w0, "dual": v0}
-        phases, evals, fallbacks = [], 0, 0
+        phases, evals, fallbacks, covered = [], 0, 0, []
         for which in passes:
             chunks = np.array_split(noise_rng.permutation(data.n_samples), n_phases)
             out = released[which]
@@ -557,6 +563,9 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
                 sens = (1.0 + 2.0 * self.accuracy_ratio) * math.sqrt(q_stab / mu_block)
                 sigma = calibration.noise_multiplier * sens
                 loose = noise_drowns_the_set(sigma, centre.size, S)
+                spread = sets_extent(phase_obj)
+                if math.isfinite(spread) and spread <= target:
+                    covered.append(f"{which} {k}")
                 # A fresh base solver and generator per phase: no solver state crosses phases.
                 w, v, diagnostics = certified_solve(self._base(), phase_obj, chunk, target,
                                                     start, next(phase_rngs), loose=loose)
@@ -569,6 +578,16 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
                                "sensitivity": sens, "sigma": sigma, "budget": pass_budget,
                                "target": target})
             released[which] = out
+        if covered:
+            # As warn_if_target_covers_the_sets, per phase: such a phase releases its
+            # centre plus noise whatever the chunk holds (public constants only).
+            warnings.warn(
+                f"Phased output perturbation: in {len(covered)} of {len(phases)} phases "
+                f"(pass and phase: {', '.join(covered[:4])}{', ...' if len(covered) > 4 else ''}) "
+                "the accuracy target exceeds the phase's sets' whole extent, so those "
+                "phases may release their centre plus noise without fitting their chunk, "
+                "even at epsilon=inf. A larger mu (or mu='auto'), more rows or a clipping "
+                "solver ('sgda') give a model fitted to the data.", UserWarning)
         last_primal = [phase for phase in phases if phase["pass"] == "primal"][-1]
         warn_if_noise_fills_the_set(last_primal["sigma"], w0.size, objective.primal_set)
         w_out = objective.primal_set.project(released["primal"])
