@@ -401,6 +401,12 @@ class RegularizedObjective(SaddleObjective):
     def per_example_grads(self, w, v, data):
         return self.base.per_example_grads(w, v, data)
 
+    def grad(self, w, v, data):
+        # The base's (it may have a faster one than the mean of per-example
+        # gradients) plus the added quadratic terms.
+        gw, gv = self.base.grad(w, v, data)
+        return (gw + self.lam_w * (w - self.center_w), gv - self.lam_v * (v - self.center_v))
+
     def clipped_grad_sums(self, w, v, data, clip_w, clip_v):
         return self.base.clipped_grad_sums(w, v, data, clip_w, clip_v)
 

@@ -144,6 +144,17 @@ class GroupDRO(SaddleObjective):
         gv[np.arange(data.n_samples), data.groups] = losses * inv_pi
         return gw, gv
 
+    def grad(self, w, v, data):
+        # The mean of per_example_grads without forming the (m, dim w) matrix: the
+        # certified solves of output perturbation call this hundreds of thousands of
+        # times on small batches.
+        losses, G, weight, inv_pi = self._parts(w, v, data)
+        n = data.n_samples
+        gw = self.model.weighted_grad_sum(data.X, weight[:, None] * G) / n
+        gv = np.bincount(data.groups, weights=losses * inv_pi, minlength=self.n_groups) / n
+        rw, rv = self.reg_grad(w, v)
+        return gw + rw, gv + rv
+
     def clipped_grad_sums(self, w, v, data, clip_w, clip_v):
         # Rank-one per-example gradients: norms without forming the (m, dim w) matrix;
         # the dual gradient of an example is one coordinate, ell / pi_g.
