@@ -314,10 +314,18 @@ def test_objective_hooks_fail_before_the_spend_or_are_made_to_work():
         def init_params(self, rng=None):
             return np.zeros(self.a.size, dtype=int), np.zeros(1, dtype=int)
 
+    class RMSAboveOne(CoupledMean):
+        def typical_grad_rms_fraction(self):
+            return 2.0
+
     acc = BudgetAccountant()
     with pytest.raises(ValueError, match="clips must be positive"):
         DPSaddleEstimator(ZeroDualClip, epsilon=1.0, data_norm=3.0, accountant=acc,
                           solver=NoisySGDA(batch_size=16, clip_v="auto")).fit(X)
+    assert acc.spent_budget == []
+    with pytest.raises(ValueError, match=r"typical_grad_rms_fraction\(\) must be in \(0, 1\]"):
+        DPSaddleEstimator(RMSAboveOne, epsilon=1.0, data_norm=3.0, accountant=acc,
+                          solver=NoisySGDA(batch_size=16, step_size="scaled")).fit(X)
     assert acc.spent_budget == []
     est = DPSaddleEstimator(IntegerStart, epsilon=1.0, data_norm=3.0, random_state=0,
                             accountant=acc, solver=NoisySGDA(batch_size=16)).fit(X)

@@ -227,6 +227,10 @@ def test_scaled_step_refuses_a_bad_rms_fraction(fraction):
     with pytest.raises(ValueError, match="typical_grad_rms_fraction"):
         NoisySGDA(step_size="scaled", n_iter=3).solve(bad, data, NO_PRIVACY,
                                                       np.random.default_rng(0))
+    # calibrate (which the estimators run before they spend) refuses it too
+    with pytest.raises(ValueError, match="typical_grad_rms_fraction"):
+        NoisySGDA(step_size="scaled", n_iter=3).calibrate(bad, data.n_samples,
+                                                          PrivacyBudget(1.0, 1e-5))
 
 
 def test_scaled_step_without_a_scale():

@@ -320,6 +320,8 @@ class NoisySGDA(PrivateSolver):
         # inputs only): a malformed typical_dual_clips fails here, before the spend.
         dual_clips(objective, self.clip_v, 1.0,
                    (calibration.block_noise_multipliers or (0.0, 0.0))[1], sampler)
+        if self.step_size == "scaled":  # and a malformed typical_grad_rms_fraction
+            _grad_rms_fraction(objective)
         return calibration
 
     def _primal_clip(self, objective, sampler, n_steps, budget):
