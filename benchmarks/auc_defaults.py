@@ -19,7 +19,10 @@ smoothness, ``E = d (z_w / 64)^2`` a step's primal noise energy, both data-free)
   ``max(1/L, D / sqrt(T) / (1+E)^2)`` (clip 1), ``T`` the number of steps: the convex step
   ``D / (C sqrt(T))`` for a solution of norm ``D = 10 / data_norm`` (the objective's
   ``typical_solution_norm``; the exact minimisers here have ``||w|| data_norm / 2`` of 3
-  to 9), damped by the noise, never below ``auto``;
+  to 9), damped by the noise, never below ``auto``. Since the tables in
+  docs/benchmarks.md were run, the rule reads the class weights' RMS ``r = 2 sqrt(p (1 -
+  p))`` too (``D / (r C sqrt(T)) / (1 + E / r^2)^2``; ``auc_class_weight_step.py``): the
+  same on the balanced tasks, not on ``synthetic d=300`` (20% positives) or ijcnn1;
 - ``scaled, clip scaled``: that step with ``clip_w="scaled"``, the objective's typical
   gradient norm ``data_norm / 2`` divided by ``sqrt(1 + E)``.
 
