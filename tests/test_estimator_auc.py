@@ -97,6 +97,18 @@ def test_rare_positives_reach_the_exact_minimiser_without_noise():
     assert roc_auc_score(y_te, est.decision_function(X_te)) > best - 0.003
 
 
+@pytest.mark.parametrize("pos_ratio", [1e-160, 5e-324, 1.0 - 1e-16])
+def test_an_extreme_declared_ratio_fits_without_overflow(data, pos_ratio):
+    """A user probe: pos_ratio=1e-160 overflowed the step rule's noise damping after
+    the spend (OverflowError). The step now saturates."""
+    X, y = data
+    acc = BudgetAccountant()
+    est = model(pos_ratio=pos_ratio, accountant=acc).fit(X, y)
+    assert len(acc.spent_budget) == 1
+    assert np.isfinite(est.solver_info_["step_size"])
+    assert np.all(np.isfinite(est.decision_function(X)))
+
+
 def test_private_class_ratio_is_paid_for(data):
     X, y = data
     m = model(pos_ratio=None, pos_ratio_budget=0.1, epsilon=1.0).fit(X, y)

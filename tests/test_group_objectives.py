@@ -111,6 +111,34 @@ def test_mean_gradient_equals_the_mean_of_per_example_ones(name, sparse):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
 
 
+def test_a_subclass_with_its_own_per_example_gradients_gets_their_mean():
+    """A user probe: a GroupDRO subclass that halves its data term (and declares its
+    halved bounds) was certified by output perturbation against the parent's gradient,
+    i.e. the wrong saddle point, with noise calibrated for the subclass's sensitivity."""
+    from skdpminimax.objectives.base import SaddleObjective
+
+    class HalfWeight(GroupDRO):
+        certified_constants = True
+
+        def per_example_values(self, w, v, data):
+            return 0.5 * super().per_example_values(w, v, data)
+
+        def per_example_grads(self, w, v, data):
+            gw, gv = super().per_example_grads(w, v, data)
+            return 0.5 * gw, 0.5 * gv
+
+    rng = np.random.default_rng(4)
+    pi = np.array([0.2, 0.3, 0.5])
+    obj = HalfWeight(4, LogisticLoss(), pi, 2.0, 3.0, dual_reg=0.3, l2_reg=0.1)
+    data = _data(rng)
+    w, v = _random_point(obj, rng)
+    for objective in (obj, obj.regularized(0.5)):
+        for a, b in zip(objective.grad(w, v, data), SaddleObjective.grad(objective, w, v, data)):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    parent = GroupDRO(4, LogisticLoss(), pi, 2.0, 3.0, dual_reg=0.3, l2_reg=0.1)
+    assert not np.allclose(obj.grad(w, v, data)[0], parent.grad(w, v, data)[0])
+
+
 @pytest.mark.parametrize("scale", [1.0, 1e3, 1e6])
 def test_multinomial_loss_matches_scipys_softmax(scale):
     """The loss computes its log-softmax in plain numpy (speed); it must agree with

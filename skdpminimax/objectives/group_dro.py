@@ -147,7 +147,11 @@ class GroupDRO(SaddleObjective):
     def grad(self, w, v, data):
         # The mean of per_example_grads without forming the (m, dim w) matrix: the
         # certified solves of output perturbation call this hundreds of thousands of
-        # times on small batches.
+        # times on small batches. A subclass with its own per-example gradients gets
+        # their mean: output perturbation's certificate must describe the objective its
+        # sensitivity was computed for, not this class's.
+        if type(self).per_example_grads is not GroupDRO.per_example_grads:
+            return super().grad(w, v, data)
         losses, G, weight, inv_pi = self._parts(w, v, data)
         n = data.n_samples
         gw = self.model.weighted_grad_sum(data.X, weight[:, None] * G) / n

@@ -95,6 +95,9 @@ def _stable_step(modulus):
     return 1.0 / modulus if np.isfinite(modulus) and modulus > 0 else np.inf
 
 
+_MIN_RMS_FRACTION = 1e-6
+
+
 def _grad_rms_fraction(objective):
     """The objective's public :meth:`typical_grad_rms_fraction` (1 for a duck-typed
     objective without one), checked to lie in (0, 1]."""
@@ -386,9 +389,12 @@ class NoisySGDA(PrivateSolver):
                                 objective, "auto", self.clip_v)[0])
                     # G is the gradient's RMS: a fraction of the clip where examples
                     # carry unequal public weights; the noise is measured against it.
-                    rms = _grad_rms_fraction(objective)
+                    # (The floor keeps the arithmetic finite for an absurd fraction,
+                    # e.g. a declared pos_ratio of 1e-160: it overflowed after the spend.)
+                    rms = max(_grad_rms_fraction(objective), _MIN_RMS_FRACTION)
+                    damping = 1.0 + energy / rms ** 2
                     eta = max(auto, scale / (rms * grad_scale * np.sqrt(calibration.n_steps))
-                              / (1.0 + energy / rms ** 2) ** 2)
+                              / damping / damping)
                 elif objective.strong_convexity()[0] < 0:  # nonconvex (the MLP)
                     eta = _nonconvex_step_clip(energy, calibration.n_steps) / clip_w
                     if self.schedule == "linear":  # the mean step: start at twice it
