@@ -236,51 +236,66 @@ NSEG_EXTRAPOLATION_NOISE = 4.0
 POS_RATIO_BUDGET = 0.05
 
 
-# Since "-rng7" the private linear cells on MNIST standardise each pixel with private
-# moments, as the paper standardised with the training set's (non-private) ones; before,
-# with the published global constants (which Fashion-MNIST keeps: there the private
-# moments lost on validation, docs/benchmarks.md). A share of epsilon (and of delta)
-# pays for one Gaussian release of the clipped per-pixel sums of x and x^2; the fit gets
-# the rest (sequential composition). The Original column keeps the public constants.
-PRIVATE_PIXEL_STATS = {("sgda-linear", "mnist"), ("nseg", "mnist")}
-PIXEL_STATS_SHARE = 0.2  # of epsilon
+# Since "-rng7" (MNIST) and "-rng8" (Fashion-MNIST) the private linear cells on the
+# images standardise with privately released per-pixel statistics, as the paper
+# standardised with the training set's (non-private) ones; before, with the published
+# global constants (the Original column keeps them). MNIST releases per-pixel means and
+# stds ("moments"); Fashion-MNIST, whose pixels' stds are alike, per-pixel means only
+# with the public global std ("means": per-pixel stds lost there on validation,
+# docs/benchmarks.md). A share of epsilon (and of delta) pays for one Gaussian release;
+# the fit gets the rest (sequential composition).
+PIXEL_STATS = {"mnist": "moments", "fashion-mnist": "means"}
+PIXEL_STATS_SHARE = {"mnist": 0.2, "fashion-mnist": 0.1}  # of epsilon
 PIXEL_STATS_DELTA_SHARE = 0.1  # of delta
-PIXEL_STATS_CLIP = 0.35  # rows clipped at this fraction of the public bound sqrt(d) ([0, 1] pixels)
-PIXEL_STD_FLOOR = 0.1  # a pixel's std is read as at least this (dead pixels, noise)
+# Rows clipped at this fraction of the public bound sqrt(d) ([0, 1] pixels) for the release.
+PIXEL_STATS_CLIP = {"mnist": 0.35, "fashion-mnist": 0.5}
+PIXEL_STD_FLOOR = 0.1  # a released std is read as at least this (dead pixels, noise)
+PIXEL_STATS_METHODS = ("sgda-linear", "nseg")
 
 
-def private_pixel_moments(X_raw, epsilon, delta, rng):
+def private_pixel_stats(X_raw, epsilon, delta, rng, clip_fraction, means_only=False,
+                        public_std=None):
     """Per-pixel mean and std of ``[0, 1]`` pixels from one Gaussian release.
 
-    The release is ``(sum_i x_i, sum_i x_i^2) + N(0, sigma^2 I)`` over rows clipped to
-    norm ``c = PIXEL_STATS_CLIP sqrt(d)``. Add/remove-one neighbours with the row count
-    public (declared, as for the fits): a clipped row ``x`` in ``[0, 1]^d`` has
-    ``||x^2|| <= ||x|| <= c``, so it moves the release by at most ``sqrt(2) c``, and
-    ``sigma`` is the analytic Gaussian's for ``(epsilon, delta)`` at that sensitivity.
-    Without noise (``epsilon = inf``) the moments are exact. Everything after the
-    release is post-processing: dividing by the public count, clipping the moments to
-    ``[0, 1]`` and flooring the std at ``PIXEL_STD_FLOOR``.
+    The release is ``sum_i x_i`` (``means_only``) or ``(sum_i x_i, sum_i x_i^2)``, plus
+    ``N(0, sigma^2 I)``, over rows clipped to norm ``c = clip_fraction sqrt(d)``.
+    Add/remove-one neighbours with the row count public (declared, as for the fits): a
+    clipped row ``x`` in ``[0, 1]^d`` has ``||x^2|| <= ||x|| <= c``, so it moves the
+    release by at most ``c`` (means) or ``sqrt(2) c``, and ``sigma`` is the analytic
+    Gaussian's for ``(epsilon, delta)`` at that sensitivity. Without noise
+    (``epsilon = inf``) the statistics are exact. Everything after the release is
+    post-processing: dividing by the public count, clipping to ``[0, 1]``, flooring
+    the std at ``PIXEL_STD_FLOOR``; with ``means_only`` the std is ``public_std``.
     """
     n, d = X_raw.shape
-    clip = PIXEL_STATS_CLIP * math.sqrt(d)
+    clip = clip_fraction * math.sqrt(d)
     rows = clip_rows(np.clip(X_raw, 0.0, 1.0), clip)
-    sums = np.concatenate([rows.sum(axis=0), (rows ** 2).sum(axis=0)])
+    sums = rows.sum(axis=0) if means_only else np.concatenate(
+        [rows.sum(axis=0), (rows ** 2).sum(axis=0)])
     if math.isfinite(epsilon):
-        sigma = analytic_gaussian_sigma(epsilon, delta, 1.0) * math.sqrt(2.0) * clip
-        sums = sums + sigma * rng.standard_normal(sums.shape)
-    mean, second = np.clip(sums[:d] / n, 0.0, 1.0), np.clip(sums[d:] / n, 0.0, 1.0)
+        sens = clip if means_only else math.sqrt(2.0) * clip
+        sums = sums + analytic_gaussian_sigma(epsilon, delta, 1.0) * sens * rng.standard_normal(
+            sums.shape)
+    mean = np.clip(sums[:d] / n, 0.0, 1.0)
+    if means_only:
+        return mean, np.full(d, float(public_std))
+    second = np.clip(sums[d:] / n, 0.0, 1.0)
     return mean, np.sqrt(np.maximum(second - mean ** 2, PIXEL_STD_FLOOR ** 2))
 
 
 def restandardise_privately(dataset, X_train, X_test, epsilon, delta, seed):
     """The image rows (standardised with the public constants by the loader) put back
-    in ``[0, 1]`` and standardised per pixel with :func:`private_pixel_moments` at the
-    share of the budget; returns the rows and the fit's remaining ``(epsilon, delta)``."""
+    in ``[0, 1]`` and standardised per pixel with :func:`private_pixel_stats` at the
+    data set's share of the budget; returns the rows and the fit's remaining
+    ``(epsilon, delta)``."""
     centre, scale = PUBLIC_PIXEL_STATS[dataset]
     raw_train, raw_test = (X * scale + centre for X in (X_train, X_test))
-    eps_stats, delta_stats = epsilon * PIXEL_STATS_SHARE, delta * PIXEL_STATS_DELTA_SHARE
-    mean, std = private_pixel_moments(raw_train, eps_stats, delta_stats,
-                                      np.random.default_rng([seed, 2022]))
+    eps_stats = epsilon * PIXEL_STATS_SHARE[dataset]
+    delta_stats = delta * PIXEL_STATS_DELTA_SHARE
+    mean, std = private_pixel_stats(
+        raw_train, eps_stats, delta_stats, np.random.default_rng([seed, 2022]),
+        PIXEL_STATS_CLIP[dataset], means_only=PIXEL_STATS[dataset] == "means",
+        public_std=scale)
     return ((raw_train - mean) / std, (raw_test - mean) / std,
             epsilon - eps_stats, delta - delta_stats)
 
@@ -348,9 +363,11 @@ CELL_TAGS = {("sgda-mlp", "ijcnn1"): "-mlp9", ("sgda-linear", "mnist"): "-rng5",
 # its Original rows keep their tag.
 PRIVATE_CELL_TAGS = {("nseg", dataset): "-rng6"
                      for dataset in ("ijcnn1", "mnist", "fashion-mnist")}
-# "-rng7": the linear MNIST models' private cells standardise each pixel with private
-# moments (PRIVATE_PIXEL_STATS); their Original rows keep their tags.
-PRIVATE_CELL_TAGS.update({key: "-rng7" for key in PRIVATE_PIXEL_STATS})
+# "-rng7" / "-rng8": the linear image models' private cells standardise with privately
+# released per-pixel statistics (PIXEL_STATS); their Original rows keep their tags.
+_PIXEL_STATS_TAGS = {"mnist": "-rng7", "fashion-mnist": "-rng8"}
+PRIVATE_CELL_TAGS.update({(method, dataset): _PIXEL_STATS_TAGS[dataset]
+                          for method in PIXEL_STATS_METHODS for dataset in PIXEL_STATS})
 
 
 # The Original column moved from the DP cells' epochs and rates to the paper's "Ori"
@@ -482,7 +499,7 @@ def run_cell(method, dataset, epsilon, delta, seed, data):
     p_public = public_pos_ratio(dataset)
     original = math.isinf(epsilon)
     cell_epsilon, cell_delta = epsilon, delta  # what the cell is reported at
-    if (method, dataset) in PRIVATE_PIXEL_STATS and not original:
+    if method in PIXEL_STATS_METHODS and dataset in PIXEL_STATS and not original:
         X_train, X_test, epsilon, delta = restandardise_privately(
             dataset, X_train, X_test, epsilon, 1e-6 if delta is None else delta, seed)
     # The Original column: the paper's "Ori" epochs and rates (Table 4).
