@@ -109,7 +109,8 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         noise, and up to 8,000 of them on small data where the noise is small; the
         certified ``1 / L`` of ``step_size="auto"`` under-fits; the examples'
         gradients clipped at ``data_norm / 2`` where a step's noise is negligible,
-        at 1 otherwise: on large data clip 1 cost up to 4.4 AUC points at every
+        at the smaller of 1 and ``data_norm / 2`` otherwise: on large data clip 1
+        cost up to 4.4 AUC points at every
         epsilon, docs/benchmarks.md) and
         ``NoisySGDA(step_size="scaled", clip_w=5.0, schedule="linear",
         average="last", n_epochs="auto")`` with ``scorer="mlp"``: a linearly decaying

@@ -206,7 +206,8 @@ class NoisySGDA(PrivateSolver):
         to ``W`` while ``k^2 E <= 0.01``, the step staying the one at the typical norm.
         ``clip_w="auto_if_quiet"``: that typical norm where the noise is negligible
         (``E <= 0.1`` at the typical norm: large data or large epsilon, where a clip
-        below the gradients only biases the fit), else 1.0; for an objective that
+        below the gradients only biases the fit), else 1.0 or the typical norm if that
+        is smaller; for an objective that
         weighs its examples (``max_example_weight() = W > 1``, group DRO's
         ``1 / pi_min``) the quiet clip is the typical norm times
         ``max(1, min(W, sqrt(0.01 / E)))``, so that heavy examples keep their weight
@@ -349,7 +350,10 @@ class NoisySGDA(PrivateSolver):
         reweight = max(1.0, min(max_example_weight(objective), room))
         if self.clip_w == "auto_if_quiet":
             if energy > _QUIET_ENERGY:
-                return GENERIC_CLIP
+                # The generic clip, but never above the typical norm: on rows of a small
+                # public bound (data_norm < 2 for the AUC objective) 1 clips nothing and
+                # only adds noise.
+                return min(GENERIC_CLIP, typical)
             return typical * reweight
         return typical / math.sqrt(1.0 + energy) * reweight
 
