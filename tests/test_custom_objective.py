@@ -548,3 +548,20 @@ def test_a_classification_task_offers_its_objectives_methods_before_fit():
     # a factory that is a function: its methods are known only once fitted
     unknown = DPSaddleEstimator(lambda **kw: WithProba(**kw), task="classification")
     assert not hasattr(unknown, "predict_proba")
+
+
+def test_a_zero_gradient_bound_is_explained_before_the_spend():
+    """A user probe: an objective whose dual data term has no gradient declared
+    lipschitz() = (G, 0) and got 'clip_v must be > 0' without having set clip_v."""
+
+    class NoDualGradient(CoupledMean):
+        def lipschitz(self):
+            return super().lipschitz()[0], 0.0
+
+    X = np.random.default_rng(3).normal(size=(60, 3))
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match=r"lipschitz\(\) bounds this block's per-example "
+                                         r"gradients by 0, so clip_v"):
+        DPSaddleEstimator(NoDualGradient, epsilon=1.0, data_norm=3.0, accountant=acc,
+                          solver=NoisySGDA(batch_size=16)).fit(X)
+    assert acc.spent_budget == []

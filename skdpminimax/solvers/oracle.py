@@ -92,6 +92,13 @@ def resolve_clip_norms(objective, clip_w, clip_v):
                 f"The objective has no finite gradient bound for this block; set {name}."
             )
         if c <= 0:
+            if float(bound) <= 0:  # the user's clip was positive or a typical norm
+                raise ValueError(
+                    f"{type(objective).__name__}.lipschitz() bounds this block's per-example "
+                    f"gradients by {float(bound):g}, so {name} (the smaller of the clip and "
+                    "that bound) is not positive. A block whose data term has no gradient "
+                    "still needs a positive bound here: declare one (any positive bound "
+                    "of a zero gradient is valid).")
             raise ValueError(f"{name} must be > 0.")
         out.append(c)
     return tuple(out)
