@@ -530,7 +530,7 @@ def run_cell(method, dataset, epsilon, delta, seed, data):
     cell_epsilon, cell_delta = epsilon, delta  # what the cell is reported at
     if method in PIXEL_STATS_METHODS and dataset in PIXEL_STATS and not original:
         X_train, X_test, epsilon, delta = restandardise_privately(
-            dataset, X_train, X_test, epsilon, 1e-6 if delta is None else delta, seed)
+            dataset, X_train, X_test, epsilon, delta, seed)
     # The Original column: the paper's "Ori" epochs and rates (Table 4).
     steps = converted_steps(method, dataset, n, p_public, original)
     epochs = hyper["ori_epochs" if original else "epochs"]

@@ -61,8 +61,9 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     bounds : (float, float) or None, default=None
         Public range of ``y`` (a pair: tuple, list or array, within +-1e150); targets
         are clipped to it, silently (a warning would depend on the data), so a range
-        that misses most targets gives predictions near its edges. If ``None`` it is taken from the data with a
-        :class:`PrivacyLeakWarning` (as diffprivlib's LinearRegression).
+        that misses most targets gives predictions near its edges. If ``None`` it is
+        taken from the data with a :class:`PrivacyLeakWarning` (as diffprivlib's
+        LinearRegression).
     data_norm : float or None, default=None
         Public bound on the row norm of ``X`` (training rows clipped); ``None``: from
         the data, with a :class:`PrivacyLeakWarning`. ``predict`` takes rows as given:
@@ -124,9 +125,8 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         ``data_norm``) and the noise. ``"demographic_parity"`` declares no such
         scale and keeps the certified ``1 / L`` step (``step_size="auto"``; the
         larger step also speeds up its multipliers, which widened the parity gap on
-        validation), and clips
-        its primal at ``clip_w="scaled"`` instead of 1, which kept the model from
-        following the multipliers.
+        validation), and clips its primal at ``clip_w="scaled"`` instead of 1, which
+        kept the model from following the multipliers.
     accountant : BudgetAccountant or None, default=None
     {shared_parameters}
 

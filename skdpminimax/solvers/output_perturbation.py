@@ -150,13 +150,19 @@ def sets_extent(objective):
     return mu_w * d_w**2 + mu_v * d_v**2
 
 
-def warn_if_target_covers_the_sets(objective, target):
-    """Warn when every point of the sets is within the weighted ``target`` of every
+def target_covers_the_sets(objective, target):
+    """Whether every point of the sets is within the weighted ``target`` of every
     other (``target >= sets_extent``): the public start then meets it, the solve may
     stop there, and the release be the start plus noise, even at ``epsilon = inf``.
     Public constants only."""
     spread = sets_extent(objective)
-    if math.isfinite(spread) and spread <= target:
+    return math.isfinite(spread) and spread <= target
+
+
+def warn_if_target_covers_the_sets(objective, target):
+    """Warn where :func:`target_covers_the_sets`."""
+    if target_covers_the_sets(objective, target):
+        spread = sets_extent(objective)
         warnings.warn(
             f"Output perturbation's accuracy target ({target:.3g}, weighted) exceeds the "
             f"sets' whole extent ({spread:.3g}): every point meets it, the public start "
@@ -563,8 +569,7 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
                 sens = (1.0 + 2.0 * self.accuracy_ratio) * math.sqrt(q_stab / mu_block)
                 sigma = calibration.noise_multiplier * sens
                 loose = noise_drowns_the_set(sigma, centre.size, S)
-                spread = sets_extent(phase_obj)
-                if math.isfinite(spread) and spread <= target:
+                if target_covers_the_sets(phase_obj, target):
                     covered.append(f"{which} {k}")
                 # A fresh base solver and generator per phase: no solver state crosses phases.
                 w, v, diagnostics = certified_solve(self._base(), phase_obj, chunk, target,
@@ -579,7 +584,7 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
                                "target": target})
             released[which] = out
         if covered:
-            # As warn_if_target_covers_the_sets, per phase: such a phase releases its
+            # target_covers_the_sets, per phase: such a phase releases its
             # centre plus noise whatever the chunk holds (public constants only).
             warnings.warn(
                 f"Phased output perturbation: in {len(covered)} of {len(phases)} phases "
