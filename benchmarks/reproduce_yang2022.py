@@ -14,9 +14,12 @@ What differs from the paper, on purpose (see docs/benchmarks.md):
   public row-norm bound (1 on ijcnn1, 20 on images), the MLP at 5 (primal) and 1
   (dual), each shrunk by the noise rule below;
 * the class ratio ``p`` is released privately (5% of epsilon), not read off the data;
-* rows clipped to a public ``data_norm``; MNIST-type images standardised with the
-  published global constants, not training-set statistics; the 5-vs-5 partition is
-  fixed a priori to {0..4} vs {5..9} (the paper's is not published);
+* rows clipped to a public ``data_norm``; where the paper read per-feature statistics
+  off the training set (standardisation of the images, min-max scaling of ijcnn1),
+  the linear image models and the ijcnn1 MLP release them privately (one Gaussian
+  release at a share of the cell's budget, ``private_feature_stats``) and the other
+  cells use public constants; the 5-vs-5 partition is fixed a priori to {0..4} vs
+  {5..9} (the paper's is not published);
 * learning rates converted from the paper's ``1/n_+``-scaled objective to our
   p-form: ``step = lr_paper / (n p (1-p))`` (digest C1, pitfall 8) where that
   worked (ijcnn1 linear), else a base step chosen by a few runs at epsilon = 1
@@ -237,26 +240,47 @@ NSEG_EXTRAPOLATION_NOISE = 4.0
 POS_RATIO_BUDGET = 0.05
 
 
-# Since "-rng7" (MNIST) and "-rng8" (Fashion-MNIST) the private linear cells on the
-# images standardise with privately released per-pixel statistics, as the paper
-# standardised with the training set's (non-private) ones; before, with the published
-# global constants (the Original column keeps them). MNIST releases per-pixel means and
+# Private per-feature standardisation. The paper standardised the images with the
+# training set's (non-private) statistics and min-max scaled ijcnn1 with its training
+# minima and maxima; here the cells below release their statistics privately instead.
+# "-rng7" / "-rng8": the linear image models' private cells (before: the published
+# global constants; the Original column keeps them). MNIST releases per-pixel means and
 # stds ("moments"); Fashion-MNIST, whose pixels' stds are alike, per-pixel means only
-# with the public global std ("means": per-pixel stds lost there on validation,
-# docs/benchmarks.md). A share of epsilon (and of delta) pays for one Gaussian release;
-# the fit gets the rest (sequential composition).
-PIXEL_STATS = {"mnist": "moments", "fashion-mnist": "means"}
-PIXEL_STATS_SHARE = {"mnist": 0.2, "fashion-mnist": 0.1}  # of epsilon
-PIXEL_STATS_DELTA_SHARE = 0.1  # of delta
-# Rows clipped at this fraction of the public bound sqrt(d) ([0, 1] pixels) for the release.
-PIXEL_STATS_CLIP = {"mnist": 0.35, "fashion-mnist": 0.5}
-PIXEL_STD_FLOOR = 0.1  # a released std is read as at least this (dead pixels, noise)
-PIXEL_STATS_METHODS = ("sgda-linear", "nseg")
+# with the public global std ("means": per-pixel stds lost there on validation).
+# "-mlp10": the ijcnn1 MLP's private cells, per-feature means and stds, rescaled to one
+# common std that keeps the released total variance ("moments" with TRACE_SCALED): only
+# the features' balance changes, not the rows' overall scale, for which the MLP's step
+# rule was validated (docs/benchmarks.md). A share of epsilon (and of delta) pays for
+# one Gaussian release; the fit gets the rest (sequential composition).
+FEATURE_STATS = {("sgda-linear", "mnist"): "moments", ("nseg", "mnist"): "moments",
+                 ("sgda-linear", "fashion-mnist"): "means", ("nseg", "fashion-mnist"): "means",
+                 ("sgda-mlp", "ijcnn1"): "moments"}
+FEATURE_STATS_SHARE = {"mnist": 0.2, "fashion-mnist": 0.1, "ijcnn1": 0.05}  # of epsilon
+FEATURE_STATS_DELTA_SHARE = 0.1  # of delta
+# The public range of one feature before standardisation: [0, 1] pixels; ijcnn1 as
+# scaled by LIBSVM.
+FEATURE_RANGE = {"mnist": (0.0, 1.0), "fashion-mnist": (0.0, 1.0), "ijcnn1": (-1.0, 1.0)}
+# The public bound on ||x|| in that range (sqrt(784) for [0, 1] pixels; 2 for ijcnn1).
+RAW_NORM_BOUND = {"mnist": 28.0, "fashion-mnist": 28.0, "ijcnn1": 2.0}
+# Rows clipped at this fraction of RAW_NORM_BOUND for the release (less noise, some bias).
+FEATURE_STATS_CLIP = {"mnist": 0.35, "fashion-mnist": 0.5, "ijcnn1": 0.6}
+# A released std is read as at least this (dead pixels, noise).
+STD_FLOOR = {"mnist": 0.1, "fashion-mnist": 0.1, "ijcnn1": 0.05}
+TRACE_SCALED = ("ijcnn1",)
+# The release is made only where its noise is small next to what it estimates: the noise
+# std of a released second moment, sqrt(2) c sigma / n, at most this (else the cell
+# keeps the public scaling and spends nothing on it). On ijcnn1, whose smallest
+# features' variances are ~0.02, the release gained at epsilon = 0.5 (noise ~0.01) and
+# lost 1.6-2.8 points at epsilon = 0.1 (~0.03-0.05) on validation.
+FEATURE_STATS_MAX_NOISE = {"ijcnn1": 0.015}
+# The public training-split sizes (the size every neighbour is planned on).
+TRAIN_ROWS = {"ijcnn1": 39992, "mnist": 60000, "fashion-mnist": 60000}
 
 
-# What is the same for every cell of a data set (the rows back in [0, 1], their clipped
-# sums; only the noise differs) is computed once: ~2 s of each image cell. One entry per
-# name, tied to the loader's array by a weak reference: name -> (ref, key, value).
+# What is the same for every cell of a data set (the rows back in their public range,
+# their clipped sums; only the noise differs) is computed once: ~2 s of each image cell.
+# One entry per name, tied to the loader's array by a weak reference: name -> (ref, key,
+# value).
 _SAME_FOR_EVERY_CELL = {}
 
 
@@ -269,65 +293,95 @@ def _once_per_array(name, source, key, compute):
     return value
 
 
-def clipped_pixel_sums(X_raw, clip, means_only):
+def clipped_feature_sums(X_raw, clip, means_only, low=0.0):
     """``sum_i x_i`` (and ``sum_i x_i^2``) over the rows of ``X_raw`` clipped to
-    ``[0, 1]`` and to norm ``clip``: the release before its noise."""
-    rows = clip_rows(np.clip(X_raw, 0.0, 1.0), clip)
+    ``[low, 1]`` and to norm ``clip``: the release before its noise."""
+    rows = clip_rows(np.clip(X_raw, low, 1.0), clip)
     return rows.sum(axis=0) if means_only else np.concatenate(
         [rows.sum(axis=0), (rows ** 2).sum(axis=0)])
 
 
-def private_pixel_stats(X_raw, epsilon, delta, rng, clip_fraction, means_only=False,
-                        public_std=None, sums=None):
-    """Per-pixel mean and std of ``[0, 1]`` pixels from one Gaussian release.
+def stats_sigma(epsilon, delta, clip, means_only=False):
+    """The Gaussian noise std of the release: the analytic Gaussian's for
+    ``(epsilon, delta)`` at sensitivity ``c`` (means) or ``sqrt(2) c``."""
+    sens = clip if means_only else math.sqrt(2.0) * clip
+    return analytic_gaussian_sigma(epsilon, delta, 1.0) * sens
+
+
+def private_feature_stats(X_raw, epsilon, delta, rng, clip, means_only=False, public_std=None,
+                          sums=None, low=0.0, std_floor=0.1):
+    """Per-feature mean and std of features in ``[low, 1]`` from one Gaussian release.
 
     The release is ``sum_i x_i`` (``means_only``) or ``(sum_i x_i, sum_i x_i^2)``, plus
-    ``N(0, sigma^2 I)``, over rows clipped to norm ``c = clip_fraction sqrt(d)``.
-    Add/remove-one neighbours with the row count public (declared, as for the fits): a
-    clipped row ``x`` in ``[0, 1]^d`` has ``||x^2|| <= ||x|| <= c``, so it moves the
-    release by at most ``c`` (means) or ``sqrt(2) c``, and ``sigma`` is the analytic
-    Gaussian's for ``(epsilon, delta)`` at that sensitivity. Without noise
-    (``epsilon = inf``) the statistics are exact. Everything after the release is
-    post-processing: dividing by the public count, clipping to ``[0, 1]``, flooring
-    the std at ``PIXEL_STD_FLOOR``; with ``means_only`` the std is ``public_std``.
-    ``sums``: :func:`clipped_pixel_sums` of ``X_raw`` if already computed.
+    ``N(0, sigma^2 I)``, over rows clipped to ``[low, 1]`` (``low`` >= -1) and to norm
+    ``clip``. Add/remove-one neighbours with the row count public (declared, as for
+    the fits): a clipped row ``x`` has ``|x_j| <= 1``, so ``||x^2|| <= ||x|| <= c``, and
+    it moves the release by at most ``c`` (means) or ``sqrt(2) c``; ``sigma`` is
+    :func:`stats_sigma`. Without noise (``epsilon = inf``) the statistics are exact.
+    Everything after the release is post-processing: dividing by the public count,
+    clipping the mean to ``[low, 1]`` and the second moment to ``[0, 1]``, flooring the
+    std at ``std_floor``; with ``means_only`` the std is ``public_std``.
+    ``sums``: :func:`clipped_feature_sums` of ``X_raw`` if already computed.
     """
+    if not -1.0 <= low < 1.0:
+        raise ValueError(f"low must be in [-1, 1), got {low!r}.")
     n, d = X_raw.shape
-    clip = clip_fraction * math.sqrt(d)
     if sums is None:
-        sums = clipped_pixel_sums(X_raw, clip, means_only)
+        sums = clipped_feature_sums(X_raw, clip, means_only, low)
     if math.isfinite(epsilon):
-        sens = clip if means_only else math.sqrt(2.0) * clip
-        sums = sums + analytic_gaussian_sigma(epsilon, delta, 1.0) * sens * rng.standard_normal(
+        sums = sums + stats_sigma(epsilon, delta, clip, means_only) * rng.standard_normal(
             sums.shape)
-    mean = np.clip(sums[:d] / n, 0.0, 1.0)
+    mean = np.clip(sums[:d] / n, low, 1.0)
     if means_only:
         return mean, np.full(d, float(public_std))
     second = np.clip(sums[d:] / n, 0.0, 1.0)
-    return mean, np.sqrt(np.maximum(second - mean ** 2, PIXEL_STD_FLOOR ** 2))
+    return mean, np.sqrt(np.maximum(second - mean ** 2, std_floor ** 2))
 
 
-def restandardise_privately(dataset, X_train, X_test, epsilon, delta, seed):
-    """The image rows (standardised with the public constants by the loader) put back
-    in ``[0, 1]`` and standardised per pixel with :func:`private_pixel_stats` at the
-    data set's share of the budget; returns the rows and the fit's remaining
-    ``(epsilon, delta)``."""
-    centre, scale = PUBLIC_PIXEL_STATS[dataset]
+def releases_feature_stats(method, dataset, epsilon, delta, n=None):
+    """Whether the private cell standardises with released statistics (FEATURE_STATS,
+    FEATURE_STATS_MAX_NOISE); public quantities only. ``n``: the public row count
+    (default: the training split's, TRAIN_ROWS)."""
+    if (method, dataset) not in FEATURE_STATS or not math.isfinite(epsilon):
+        return False
+    limit = FEATURE_STATS_MAX_NOISE.get(dataset)
+    if limit is None:
+        return True
+    n = TRAIN_ROWS[dataset] if n is None else n
+    clip = FEATURE_STATS_CLIP[dataset] * RAW_NORM_BOUND[dataset]
+    sigma = stats_sigma(epsilon * FEATURE_STATS_SHARE[dataset],
+                        delta * FEATURE_STATS_DELTA_SHARE, clip)
+    return sigma / n <= limit
+
+
+def restandardise_privately(method, dataset, X_train, X_test, epsilon, delta, seed):
+    """The rows (images: standardised with the public constants by the loader, put back
+    in ``[0, 1]``; ijcnn1: as loaded) standardised per feature with
+    :func:`private_feature_stats` at the data set's share of the budget (ijcnn1 then
+    rescaled to one common std keeping the released total variance); returns the rows
+    and the fit's remaining ``(epsilon, delta)``."""
+    if dataset in PUBLIC_PIXEL_STATS:
+        centre, scale = PUBLIC_PIXEL_STATS[dataset]
+    else:
+        centre, scale = 0.0, 1.0
     raw_train = _once_per_array("raw", X_train, (centre, scale),
                                 lambda: X_train * scale + centre)
     raw_test = X_test * scale + centre
-    eps_stats = epsilon * PIXEL_STATS_SHARE[dataset]
-    delta_stats = delta * PIXEL_STATS_DELTA_SHARE
-    fraction, means_only = PIXEL_STATS_CLIP[dataset], PIXEL_STATS[dataset] == "means"
-    clip = fraction * math.sqrt(X_train.shape[1])
-    sums = _once_per_array("sums", X_train, (centre, scale, clip, means_only),
-                           lambda: clipped_pixel_sums(raw_train, clip, means_only))
-    mean, std = private_pixel_stats(
-        raw_train, eps_stats, delta_stats, np.random.default_rng([seed, 2022]),
-        fraction, means_only=means_only, public_std=scale, sums=sums)
+    eps_stats = epsilon * FEATURE_STATS_SHARE[dataset]
+    delta_stats = delta * FEATURE_STATS_DELTA_SHARE
+    means_only = FEATURE_STATS[(method, dataset)] == "means"
+    clip = FEATURE_STATS_CLIP[dataset] * RAW_NORM_BOUND[dataset]
+    low = FEATURE_RANGE[dataset][0]
+    sums = _once_per_array("sums", X_train, (centre, scale, clip, means_only, low),
+                           lambda: clipped_feature_sums(raw_train, clip, means_only, low))
+    mean, std = private_feature_stats(
+        raw_train, eps_stats, delta_stats, np.random.default_rng([seed, 2022]), clip,
+        means_only=means_only, public_std=scale, sums=sums, low=low,
+        std_floor=STD_FLOOR[dataset])
+    if dataset in TRACE_SCALED:
+        std = std / math.sqrt(np.mean(std ** 2))  # common std sqrt(mean(std^2))
     return ((raw_train - mean) / std, (raw_test - mean) / std,
             epsilon - eps_stats, delta - delta_stats)
-
 
 def sgda_schedule(method, dataset):
     """``(schedule, average)`` of DP-SGDA (``"sgda-mlp"`` or ``"sgda-linear"``) on
@@ -392,11 +446,11 @@ CELL_TAGS = {("sgda-mlp", "ijcnn1"): "-mlp9", ("sgda-linear", "mnist"): "-rng5",
 # its Original rows keep their tag.
 PRIVATE_CELL_TAGS = {("nseg", dataset): "-rng6"
                      for dataset in ("ijcnn1", "mnist", "fashion-mnist")}
-# "-rng7" / "-rng8": the linear image models' private cells standardise with privately
-# released per-pixel statistics (PIXEL_STATS); their Original rows keep their tags.
-_PIXEL_STATS_TAGS = {"mnist": "-rng7", "fashion-mnist": "-rng8"}
-PRIVATE_CELL_TAGS.update({(method, dataset): _PIXEL_STATS_TAGS[dataset]
-                          for method in PIXEL_STATS_METHODS for dataset in PIXEL_STATS})
+# "-rng7" / "-rng8" / "-mlp10": the private cells that standardise with privately
+# released per-feature statistics (FEATURE_STATS, releases_feature_stats); their Original
+# rows, and ijcnn1's private cells where the release is not made (epsilon = 0.1), keep
+# their tags.
+FEATURE_STATS_TAGS = {"mnist": "-rng7", "fashion-mnist": "-rng8", "ijcnn1": "-mlp10"}
 
 
 # The Original column moved from the DP cells' epochs and rates to the paper's "Ori"
@@ -405,11 +459,14 @@ PRIVATE_CELL_TAGS.update({(method, dataset): _PIXEL_STATS_TAGS[dataset]
 ORIGINAL_TAGS = {"nseg": "-ori", "sgda-linear": "-ori2", "sgda-mlp": "-ori"}
 
 
-def config_tag(method, epsilon=1.0, dataset=None):
+def config_tag(method, epsilon=1.0, dataset=None, delta=None):
+    """The configuration a row was produced under (``delta``: the private cell's)."""
     key = (method, dataset)
     tag = CELL_TAGS.get(key, MLP_TAG if method == "sgda-mlp" else LINEAR_TAG)
     if math.isinf(epsilon):
         return CONFIG_TAG + tag + ORIGINAL_TAGS[method]
+    if delta is not None and releases_feature_stats(method, dataset, epsilon, delta):
+        return CONFIG_TAG + FEATURE_STATS_TAGS[dataset]
     return CONFIG_TAG + PRIVATE_CELL_TAGS.get(key, tag)
 
 
@@ -528,9 +585,9 @@ def run_cell(method, dataset, epsilon, delta, seed, data):
     p_public = public_pos_ratio(dataset)
     original = math.isinf(epsilon)
     cell_epsilon, cell_delta = epsilon, delta  # what the cell is reported at
-    if method in PIXEL_STATS_METHODS and dataset in PIXEL_STATS and not original:
+    if releases_feature_stats(method, dataset, epsilon, delta, n):
         X_train, X_test, epsilon, delta = restandardise_privately(
-            dataset, X_train, X_test, epsilon, delta, seed)
+            method, dataset, X_train, X_test, epsilon, delta, seed)
     # The Original column: the paper's "Ori" epochs and rates (Table 4).
     steps = converted_steps(method, dataset, n, p_public, original)
     epochs = hyper["ori_epochs" if original else "epochs"]
@@ -596,7 +653,7 @@ def run_cell(method, dataset, epsilon, delta, seed, data):
         "step_size": [solver.get_params()["step_size"],
                       solver.get_params().get("dual_step_size", solver.get_params()["step_size"])],
         "clip": solver.get_params()["clip_w"], "noise_energy": energy,
-        "config": config_tag(method, epsilon, dataset),
+        "config": config_tag(method, cell_epsilon, dataset, cell_delta),
     }
 
 
@@ -631,7 +688,7 @@ def load_results(path):
             if line.strip():
                 r = json.loads(line)
                 if r.get("config", "v1") != config_tag(r["method"], float(r["epsilon"]),
-                                                      r["dataset"]):
+                                                      r["dataset"], r["delta"]):
                     continue
                 r["epsilon"] = float(r["epsilon"])
                 done[_key(r)] = r

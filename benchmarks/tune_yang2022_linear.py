@@ -3,12 +3,13 @@
 Only the training split is read: 8,000 of the 39,992 ijcnn1 training rows, or 10,000 of
 the 60,000 MNIST / Fashion-MNIST training images, are held out (stratified, seed 0) and
 scored by validation ROC AUC; the test split is never read. Each argument is one JSON
-candidate with keys ``dataset`` (default ``"mnist"``), ``method`` (``"sgda-linear"`` or
-``"nseg"``), ``eps``, ``delta`` (default 1e-6), ``seeds`` (default ``[0, 1]``) and ``set``:
+candidate with keys ``dataset`` (default ``"mnist"``), ``method`` (``"sgda-linear"``,
+``"nseg"``, or ``"sgda-mlp"``: any cell of the reproduction), ``eps``, ``delta`` (default 1e-6), ``seeds`` (default ``[0, 1]``) and ``set``:
 module constants of the reproduction overridden for this candidate only, e.g.
 ``LINEAR_CLIP_FRACTION``, ``LINEAR_AVERAGE``, ``LINEAR_STEP_DAMPING_POWER``,
 ``LINEAR_SCHEDULES``, ``LINEAR_DECAY_PEAK``, ``NSEG_EXTRAPOLATION_NOISE``,
-``POS_RATIO_BUDGET``. The fit is the reproduction's own cell
+``POS_RATIO_BUDGET``, ``FEATURE_STATS`` (``{}``: public scaling everywhere),
+``FEATURE_STATS_SHARE``, ``FEATURE_STATS_CLIP``, ``FEATURE_STATS_MAX_NOISE``. The fit is the reproduction's own cell
 (``run_cell``) on the fitting rows. Examples (numbers in docs/benchmarks.md; the image
 runs before ``-rng5`` had no per-data-set schedule, ``"LINEAR_SCHEDULES": {}``)::
 
@@ -16,7 +17,8 @@ runs before ``-rng5`` had no per-data-set schedule, ``"LINEAR_SCHEDULES": {}``):
         '{"dataset": "mnist", "eps": 0.1, "set": {"LINEAR_SCHEDULES": {}}}' \\
         '{"dataset": "mnist", "eps": 0.1, "set": {"LINEAR_SCHEDULES": {}, "LINEAR_AVERAGE": "tail"}}' \\
         '{"dataset": "mnist", "eps": 0.1, "set": {"LINEAR_DECAY_PEAK": 0.75}}' \\
-        '{"method": "nseg", "eps": 0.1, "set": {"NSEG_EXTRAPOLATION_NOISE": 1}}'
+        '{"method": "nseg", "eps": 0.1, "set": {"NSEG_EXTRAPOLATION_NOISE": 1}}' \\
+        '{"dataset": "ijcnn1", "method": "sgda-mlp", "eps": 1, "seeds": [0, 1, 2]}'
 """
 
 import json

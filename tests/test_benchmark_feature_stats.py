@@ -1,0 +1,180 @@
+"""The Yang 2022 reproduction's private per-feature statistics (benchmarks/reproduce_yang2022.py)."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from benchmarks import reproduce_yang2022 as repro
+from skdpminimax.datasets import PUBLIC_PIXEL_STATS
+
+
+def _pixels(n=400, d=49, seed=0, ink=0.1):
+    rng = np.random.default_rng(seed)
+    return (rng.random((n, d)) < ink) * rng.random((n, d))  # sparse intensities in [0, 1]
+
+
+def _release_sums(X, clip, means_only=False):
+    rows = X * np.minimum(1.0, clip / np.maximum(np.linalg.norm(X, axis=1), 1e-300))[:, None]
+    return rows.sum(axis=0) if means_only else np.concatenate(
+        [rows.sum(axis=0), (rows ** 2).sum(axis=0)])
+
+
+def _analytic_gaussian_sigma(epsilon, delta, sens):
+    """Independent: the smallest sigma with Phi(D/(2s) - e s/D) - e^e Phi(-D/(2s) - e s/D)
+    <= delta (Balle and Wang 2018), by bisection on the privacy profile."""
+    def gap(s):
+        return (norm.cdf(sens / (2 * s) - epsilon * s / sens)
+                - math.exp(epsilon) * norm.cdf(-sens / (2 * s) - epsilon * s / sens) - delta)
+
+    lo, hi = 1e-3 * sens, 1e3 * sens
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if gap(mid) > 0 else (lo, mid)
+    return hi
+
+
+def test_exact_statistics_without_noise():
+    X = _pixels()
+    clip = 0.35 * math.sqrt(X.shape[1])
+    assert np.linalg.norm(X, axis=1).max() < clip  # unclipped
+    mean, std = repro.private_feature_stats(X, math.inf, 1e-6, np.random.default_rng(0), clip)
+    np.testing.assert_allclose(mean, X.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(std, np.maximum(X.std(axis=0), 0.1), rtol=1e-9)
+    mean, std = repro.private_feature_stats(X, math.inf, 1e-6, np.random.default_rng(0),
+                                            clip, means_only=True, public_std=0.3)
+    np.testing.assert_allclose(mean, X.mean(axis=0), rtol=1e-12)
+    assert np.all(std == 0.3)
+
+
+@pytest.mark.parametrize("means_only", [False, True])
+def test_neighbours_move_the_release_at_most_its_sensitivity(means_only):
+    """Add/remove one row of [0, 1] pixels, clipped to c: ||x|| <= c and ||(x, x^2)||
+    <= sqrt(2) c, attained by c^2 full-intensity pixels."""
+    X = _pixels(ink=0.3)
+    clip = 2.0  # binding for most rows here
+    bound = clip if means_only else math.sqrt(2.0) * clip
+    full = _release_sums(X, clip, means_only)
+    worst = max(np.linalg.norm(full - _release_sums(np.delete(X, i, axis=0), clip, means_only))
+                for i in range(X.shape[0]))
+    assert worst <= bound * (1 + 1e-12)
+    extreme = np.zeros((1, X.shape[1]))
+    extreme[0, :4] = 1.0
+    assert np.linalg.norm(_release_sums(extreme, clip, means_only)) == pytest.approx(bound)
+
+
+@pytest.mark.parametrize("means_only", [False, True])
+def test_noise_is_the_gaussian_mechanisms_for_its_sensitivity(means_only):
+    X = _pixels(n=200, d=16)
+    epsilon, delta = 0.5, 1e-6
+    clip = 0.35 * math.sqrt(X.shape[1])
+    released = repro.private_feature_stats(X, epsilon, delta, np.random.default_rng(0),
+                                           clip, means_only=means_only, public_std=0.3)
+    sens = clip if means_only else math.sqrt(2.0) * clip
+    sums = _release_sums(X, clip, means_only)
+    noise = np.random.default_rng(0).standard_normal(sums.shape)  # the same draws
+    sums = sums + _analytic_gaussian_sigma(epsilon, delta, sens) * noise
+    n, d = X.shape
+    mean = np.clip(sums[:d] / n, 0.0, 1.0)
+    if means_only:
+        std = np.full(d, 0.3)
+    else:
+        std = np.sqrt(np.maximum(np.clip(sums[d:] / n, 0.0, 1.0) - mean ** 2, 0.1 ** 2))
+    np.testing.assert_allclose(np.concatenate(released), np.concatenate([mean, std]),
+                               rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("dataset", ["mnist", "fashion-mnist"])
+def test_restandardisation_splits_the_budget_and_inverts_the_public_constants(dataset):
+    X = _pixels(d=784)
+    centre, scale = PUBLIC_PIXEL_STATS[dataset]
+    public = (X - centre) / scale
+    Xtr, Xte, eps, delta = repro.restandardise_privately("sgda-linear", dataset, public,
+                                                         public[:10], 0.5, 1e-6, seed=3)
+    share = repro.FEATURE_STATS_SHARE[dataset]
+    assert eps == pytest.approx(0.5 * (1 - share))
+    assert delta == pytest.approx(1e-6 * (1 - repro.FEATURE_STATS_DELTA_SHARE))
+    mean, std = repro.private_feature_stats(
+        X, 0.5 * share, 1e-6 * repro.FEATURE_STATS_DELTA_SHARE,
+        np.random.default_rng([3, 2022]), repro.FEATURE_STATS_CLIP[dataset] * 28.0,
+        means_only=repro.FEATURE_STATS[("sgda-linear", dataset)] == "means",
+        public_std=scale, std_floor=0.1)
+    np.testing.assert_allclose(Xtr, (X - mean) / std, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(Xte, Xtr[:10])
+
+
+def _signed_features(n=300, d=22, seed=0):
+    """Rows in [-1, 1]^d of norm <= 2, unequal feature scales (as LIBSVM's ijcnn1)."""
+    rng = np.random.default_rng(seed)
+    X = np.clip(rng.normal(0.0, np.linspace(0.05, 0.5, d), size=(n, d)), -1.0, 1.0)
+    return X * np.minimum(1.0, 2.0 / np.linalg.norm(X, axis=1))[:, None]
+
+
+def test_signed_features_move_the_release_at_most_sqrt2_c():
+    """Features in [-1, 1]: |x_j| <= 1, so ||x^2|| <= ||x|| <= c as for pixels; the
+    bound is attained by c^2 coordinates at -1."""
+    X = _signed_features()
+    clip = 1.2
+    full = repro.clipped_feature_sums(X, clip, False, low=-1.0)
+    worst = max(np.linalg.norm(full - repro.clipped_feature_sums(np.delete(X, i, axis=0), clip,
+                                                                 False, low=-1.0))
+                for i in range(X.shape[0]))
+    assert worst <= math.sqrt(2.0) * clip * (1 + 1e-12)
+    extreme = np.zeros((1, X.shape[1]))
+    extreme[0, :4] = -0.6  # norm 1.2 = c
+    assert np.linalg.norm(repro.clipped_feature_sums(extreme, clip, False, low=-1.0)) == (
+        pytest.approx(math.hypot(1.2, np.linalg.norm(extreme[0] ** 2))))
+    # the [0, 1] clip of pixels would have zeroed the negative features
+    assert np.all(repro.clipped_feature_sums(extreme, clip, False)[:4] == 0.0)
+    with pytest.raises(ValueError, match="low"):
+        repro.private_feature_stats(X, 1.0, 1e-6, np.random.default_rng(0), clip, low=-2.0)
+
+
+def test_release_is_made_only_where_its_noise_is_small():
+    """ijcnn1's MLP: the second moments' noise std sqrt(2) c sigma / n (sigma the
+    analytic Gaussian's, computed independently) against the 0.015 limit."""
+    n, clip = 39992, 0.6 * 2.0
+    for epsilon in (0.1, 0.5, 1.0, 5.0, 10.0):
+        for delta in (1e-4, 1e-5, 1e-6):
+            noise = (_analytic_gaussian_sigma(0.05 * epsilon, 0.1 * delta, math.sqrt(2.0) * clip)
+                     / n)
+            made = repro.releases_feature_stats("sgda-mlp", "ijcnn1", epsilon, delta)
+            assert made == (noise <= 0.015)
+            assert made == (epsilon >= 0.5)  # the split the validation chose
+    assert not repro.releases_feature_stats("sgda-mlp", "ijcnn1", math.inf, None)
+    assert not repro.releases_feature_stats("sgda-linear", "ijcnn1", 1.0, 1e-6)
+    assert not repro.releases_feature_stats("sgda-mlp", "mnist", 1.0, 1e-6)
+    # no limit on the images: made at every private cell
+    assert repro.releases_feature_stats("nseg", "mnist", 0.1, 1e-6, n=100)
+
+
+def test_ijcnn1_rows_get_one_common_std_that_keeps_the_released_total_variance():
+    X = _signed_features()
+    Xtr, Xte, eps, delta = repro.restandardise_privately("sgda-mlp", "ijcnn1", X, X[:7],
+                                                         1.0, 1e-6, seed=5)
+    assert (eps, delta) == (pytest.approx(0.95), pytest.approx(0.9e-6))
+    mean, std = repro.private_feature_stats(
+        X, 0.05, 1e-7, np.random.default_rng([5, 2022]), 1.2, low=-1.0, std_floor=0.05)
+    common = math.sqrt(np.mean(std ** 2))
+    np.testing.assert_allclose(Xtr, (X - mean) / std * common, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(Xte, Xtr[:7])
+    # almost without noise, on rows inside the release's clip and above the std floor:
+    # every feature gets the common std, and the total variance is kept
+    rng = np.random.default_rng(1)
+    X = rng.normal(0.0, np.linspace(0.06, 0.2, 22), size=(4000, 22))
+    assert np.linalg.norm(X, axis=1).max() < 1.2 and X.std(axis=0).min() > 0.05
+    Xtr = repro.restandardise_privately("sgda-mlp", "ijcnn1", X, X[:7], 1e9, 1e-6, seed=5)[0]
+    np.testing.assert_allclose(Xtr.std(axis=0), math.sqrt(X.var(axis=0).mean()), rtol=1e-5)
+    assert Xtr.var(axis=0).sum() == pytest.approx(X.var(axis=0).sum(), rel=1e-5)
+
+
+def test_config_tags_follow_the_release():
+    assert repro.config_tag("sgda-mlp", 1.0, "ijcnn1", 1e-6) == "v3-mlp10"
+    assert repro.config_tag("sgda-mlp", 0.1, "ijcnn1", 1e-4) == "v3-mlp9"
+    assert repro.config_tag("sgda-mlp", math.inf, "ijcnn1") == "v3-mlp9-ori"
+    assert repro.config_tag("sgda-linear", 0.1, "mnist", 1e-6) == "v3-rng7"
+    assert repro.config_tag("nseg", 10.0, "fashion-mnist", 1e-4) == "v3-rng8"
+    assert repro.config_tag("sgda-linear", math.inf, "mnist") == "v3-rng5-ori2"
+    assert repro.config_tag("sgda-linear", 1.0, "ijcnn1", 1e-6) == "v3-rng4"
+    assert repro.config_tag("nseg", 1.0, "ijcnn1", 1e-6) == "v3-rng6"
