@@ -7,6 +7,7 @@ from skdpminimax.estimators import (
     DPRobustClassifier,
     DPSaddleEstimator,
 )
+from skdpminimax.preprocessing import DPStandardScaler
 from skdpminimax.privacy import PrivacyBudget
 
 __all__ = [
@@ -15,5 +16,6 @@ __all__ = [
     "DPRobustClassifier",
     "DPGroupFairRegressor",
     "DPSaddleEstimator",
+    "DPStandardScaler",
     "PrivacyBudget",
 ]

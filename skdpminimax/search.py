@@ -92,6 +92,7 @@ from sklearn.utils.validation import (
 from skdpminimax._compat import requires_fit
 from skdpminimax.base import DPMinimaxEstimator
 from skdpminimax.folds import IndependentFolds, unstable_folds_reason
+from skdpminimax.preprocessing import DPStandardScaler
 from skdpminimax.privacy.budget import budget_entry, resolve_accountant
 from skdpminimax.privacy.ledger import LedgerGuardMixin, PrepaidLedger, fit_ledger, spend_all
 from skdpminimax.selection import (
@@ -106,11 +107,17 @@ __all__ = ["IndependentFolds", "PrepaidGridSearchCV", "PrepaidRandomizedSearchCV
            "PrivateSearchCV", "charge_search", "search_budgets"]
 
 
+# skdpminimax's private steps: clones share their accountant, a pickled copy refuses
+# to spend (LedgerGuardMixin), and their fits check their input before the spend
+# (_check_fit).
+_OURS = (DPMinimaxEstimator, DPStandardScaler)
+
+
 def _is_private(estimator):
     # diffprivlib's models (a private StandardScaler in a Pipeline, say) spend on their
     # accountant too, but scikit-learn's clone deep-copies it: their spend in a search
     # would reach copies only, so the search charges them like its own estimators.
-    return isinstance(estimator, (DPMinimaxEstimator, DiffprivlibMixin))
+    return isinstance(estimator, (*_OURS, DiffprivlibMixin))
 
 
 def _children(estimator):
@@ -171,7 +178,10 @@ def _holds_private(value):
 
 
 def _is_add_remove(step):
-    """Whether a skdpminimax step's solver samples Poisson batches (add/remove-one)."""
+    """Whether a skdpminimax step is private for add/remove-one neighbours: an estimator
+    whose solver samples Poisson batches, or a scaler with ``neighbouring="add_remove"``."""
+    if isinstance(step, DPStandardScaler):
+        return step.neighbouring == "add_remove"
     if not isinstance(step, DPMinimaxEstimator):
         return False
     try:
@@ -373,7 +383,7 @@ def _caller_ledger(search, accountant):
     if accountant is not None:
         ledger = _not_prepaid(fit_ledger(accountant))
         for step in _searched_steps(search):
-            own = step.accountant if isinstance(step, DPMinimaxEstimator) else None
+            own = step.accountant if isinstance(step, _OURS) else None
             if own is not None and own is not ledger and not isinstance(own, PrepaidLedger):
                 # The search would re-point the step at `ledger`: the ledger the caller
                 # set on it would show no spend for fits made on its data.
@@ -384,14 +394,14 @@ def _caller_ledger(search, accountant):
                     "estimator's accountant=None. Nothing was spent.")
         return ledger
     steps = _searched_steps(search)
-    ours = [step for step in steps if isinstance(step, DPMinimaxEstimator)]
+    ours = [step for step in steps if isinstance(step, _OURS)]
     ledgers = {id(ledger): ledger for ledger in (step._fit_ledger() for step in ours)}
     if len(ledgers) > 1:
         raise ValueError("The private estimators of this search spend on different accountants; "
                          "pass accountant= to say which one pays for the search.")
     ledger = next(iter(ledgers.values())) if ledgers else resolve_accountant(None)
     for step in steps:
-        if not isinstance(step, DPMinimaxEstimator) and step.accountant is not ledger:
+        if not isinstance(step, _OURS) and step.accountant is not ledger:
             raise ValueError(
                 f"The search's {type(step).__name__} spends on an accountant that is not the "
                 "one its skdpminimax estimators share (or diffprivlib's default ledger): it "
@@ -610,9 +620,10 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
         )
     if _mixes_relations(candidate_steps):
         warnings.warn(
-            "This search composes diffprivlib models, which are differentially private for "
+            "This search composes diffprivlib models (or a DPStandardScaler with "
+            "neighbouring='replace_one'), which are differentially private for "
             "replace-one neighbours with the row count public (they publish it), with "
-            "Poisson-sampled skdpminimax fits, private for add/remove-one neighbours: the "
+            "add/remove-one skdpminimax steps (Poisson-sampled fits, add/remove scalers): the "
             "charged sum holds under neither relation (under replace-one such an "
             "(epsilon, delta) fit is only (2 epsilon, (1 + e^epsilon) delta)-DP). Give the "
             "skdpminimax estimators a replace-one solver, e.g. "
@@ -710,10 +721,21 @@ def _final_step(estimator):
     return estimator
 
 
+def _is_replace_one_only(step):
+    """Whether a step is private for replace-one neighbours only, with the size public:
+    diffprivlib's models and a scaler with ``neighbouring="replace_one"``. (A
+    skdpminimax estimator with a replace-one solver is not counted: the warning below
+    is about adding a replace-one step to an add/remove-one fit.)"""
+    if isinstance(step, DPStandardScaler):
+        return step.neighbouring == "replace_one"
+    return not isinstance(step, DPMinimaxEstimator)
+
+
 def _mixes_relations(candidate_steps):
-    """Whether a candidate holds a diffprivlib step and a Poisson-sampled skdpminimax one
-    (a heuristic read from the solvers' settings)."""
-    return any(any(not isinstance(step, DPMinimaxEstimator) for step in steps)
+    """Whether a candidate holds a replace-one-only step (diffprivlib's, or a
+    replace-one scaler) and an add/remove-one skdpminimax one (a heuristic read from
+    the solvers' settings)."""
+    return any(any(_is_replace_one_only(step) for step in steps)
                and any(_is_add_remove(step) for step in steps)
                for steps in candidate_steps)
 
@@ -898,7 +920,7 @@ def _check_fits(search, X, y, fit_params):
     for candidate in _candidate_estimators(search):
         for path, step in _private_steps(candidate):
             route = (_route(candidate, path, fit_params, X, y)
-                     if isinstance(step, DPMinimaxEstimator) else None)
+                     if isinstance(step, _OURS) else None)
             if route is not None:
                 step_params, X_step = route
                 if X_step is None:  # could not replay the earlier steps: rows only

@@ -1,0 +1,444 @@
+"""Private preprocessing: per-feature standardisation from one Gaussian release.
+
+:class:`DPStandardScaler` learns each feature's mean and standard deviation from a
+single Gaussian release of the clipped per-feature sums of ``x`` and ``x^2``. Its
+noise grows with ``sqrt(n_features)`` (one release, L2 sensitivity), where a scaler
+that spends a slice of epsilon per feature and moment (diffprivlib's
+``StandardScaler``) grows with ``n_features``; and it is private for the same
+neighbouring relation as the default estimators (add/remove-one, the size private or
+declared), so it composes with their Poisson-sampled fits on one ledger.
+
+**The mechanism.** With public per-feature bounds ``[lower_j, upper_j]``, each value is
+clipped to its bounds and mapped to ``u_j = (x_j - mid_j) / half_j`` in ``[-1, 1]``
+(``mid`` and ``half`` the bounds' centre and half-width). Each row ``u`` is clipped to
+L2 norm ``c = row_clip * sqrt(n_features)`` (``row_clip = 1``: no row is clipped). The
+release is ``(sum_i u_i, sum_i u_i^2) + N(0, sigma^2 I)``.
+
+* Sensitivity, add/remove-one: a row moves the release by ``||(u, u^2)||``, and
+  ``|u_j| <= 1`` gives ``||u^2|| <= ||u|| <= c``, so at most ``sqrt(2) c`` (``c`` with
+  ``with_std=False``, which releases the first sums only). Replace-one: twice that (a
+  replacement is a removal and an addition).
+* ``sigma`` is the analytic Gaussian's (Balle and Wang 2018) for that sensitivity at
+  the release's ``(epsilon, delta)``.
+* The size: under add/remove-one it is private. It is released by the library's
+  two-sided geometric count with ``n_samples_budget * epsilon`` (pure DP, sensitivity
+  1), or declared public (an int), exactly as for the estimators
+  (:mod:`skdpminimax.base`). The Gaussian release gets the rest of epsilon and all of
+  delta: sequential composition gives ``(epsilon, delta)``. Under replace-one both
+  neighbours have the same size, ``len(X)``, and nothing is spent on it.
+* Everything after the release is post-processing: division by the size, the means
+  clipped to ``[-1, 1]`` and the second moments to ``[0, 1]``, the std floored at
+  ``min_scale`` times the bounds' width, the map back to the features' units.
+
+The whole ``(epsilon, delta)`` is spent on the accountant (diffprivlib's
+``BudgetAccountant``) before the data are read; bad input is refused before the spend.
+"""
+
+import math
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from diffprivlib.accountant import BudgetAccountant
+from diffprivlib.utils import PrivacyLeakWarning
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils._param_validation import Interval, Options, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from skdpminimax._compat import validate_data
+from skdpminimax.base import (
+    DEFAULT_N_SAMPLES_BUDGET,
+    MIN_COUNT_EPSILON,
+    MIN_DELTA,
+    resolve_rng,
+    warn_if_replayable,
+)
+from skdpminimax.privacy.budget import MAX_FINITE_EPSILON, PrivacyBudget
+from skdpminimax.privacy.calibration import analytic_gaussian_sigma
+from skdpminimax.privacy.ledger import LedgerGuardMixin, spend
+from skdpminimax.privacy.mechanisms import clip_rows, private_size
+
+__all__ = ["DPStandardScaler", "clipped_moment_sums", "moment_sensitivity"]
+
+
+def moment_sensitivity(row_norm_bound, with_std=True, neighbouring="add_remove"):
+    """L2 sensitivity of :func:`clipped_moment_sums` for rows of norm at most
+    ``row_norm_bound`` with entries in ``[-1, 1]``: ``sqrt(2) c`` (``c`` for the first
+    sums only) under add/remove-one, twice that under replace-one."""
+    sens = math.sqrt(2.0) * row_norm_bound if with_std else float(row_norm_bound)
+    return 2.0 * sens if neighbouring == "replace_one" else sens
+
+
+def clipped_moment_sums(U, row_norm_bound, with_std=True):
+    """``sum_i u_i`` (and ``sum_i u_i^2``) over the rows of ``U`` clipped to ``[-1, 1]``
+    and to L2 norm ``row_norm_bound``: the release before its noise."""
+    rows = np.asarray(clip_rows(np.clip(U, -1.0, 1.0), row_norm_bound))
+    first = rows.sum(axis=0)
+    return np.concatenate([first, (rows ** 2).sum(axis=0)]) if with_std else first
+
+
+def _as_bounds(bounds, n_features):
+    """``(lower, upper)`` arrays of length ``n_features`` from scalars or arrays, or a
+    clear error."""
+    if not (isinstance(bounds, (tuple, list)) and len(bounds) == 2):
+        raise ValueError(f"bounds must be a (lower, upper) pair of floats or arrays, got "
+                         f"{bounds!r}.")
+    lower, upper = (np.asarray(b, dtype=float) for b in bounds)
+    out = []
+    for name, b in (("lower", lower), ("upper", upper)):
+        if b.ndim == 0:
+            b = np.full(n_features, float(b))
+        if b.shape != (n_features,):
+            raise ValueError(f"The {name} bounds have shape {b.shape}; X has {n_features} "
+                             "features (give one value, or one per feature).")
+        if not np.all(np.isfinite(b)):
+            raise ValueError(f"The {name} bounds must be finite.")
+        out.append(b)
+    lower, upper = out
+    if np.any(lower > upper):
+        j = int(np.argmax(lower > upper))
+        raise ValueError(f"bounds: lower > upper for feature {j} ({lower[j]} > {upper[j]}).")
+    return lower, upper
+
+
+class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Standardise features with privately released means and standard deviations.
+
+    One Gaussian release of the per-feature sums of ``x`` and ``x^2`` (clipped to public
+    bounds and rows clipped in norm) gives every feature's mean and std; ``transform``
+    then computes ``(x - mean_) / scale_`` like scikit-learn's ``StandardScaler``. The
+    noise grows with ``sqrt(n_features)``, not ``n_features``. The scaler is private
+    for add/remove-one neighbours by default, like the estimators' Poisson-sampled
+    fits, so a ``Pipeline`` of both on one accountant is ``(sum of epsilons, sum of
+    deltas)``-DP under one relation. See :mod:`skdpminimax.preprocessing` for the
+    mechanism, its sensitivity and its accounting.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy loss of the fit, in ``(0, inf]`` (``inf``: exact statistics of the
+        clipped data, no privacy).
+    delta : float, default=1e-6
+        In ``(0, 1)``; choose it well below ``1 / n_samples``.
+    bounds : tuple (lower, upper) or None, default=None
+        Public bounds of each feature (floats, or arrays of length ``n_features``);
+        values outside them are clipped to them. ``None`` takes them from the data,
+        which is not private: the fit warns (``PrivacyLeakWarning``), as diffprivlib
+        does.
+    with_mean : bool, default=True
+        Centre the data (``transform`` subtracts ``mean_``).
+    with_std : bool, default=True
+        Scale the data to unit variance. ``False`` releases the first sums only
+        (half the sensitivity's square, less noise) and sets ``scale_`` to ``None``.
+    row_clip : float in (0, 1], default=1.0
+        For the release, each row (in the ``[-1, 1]`` units of its bounds) is clipped
+        to L2 norm ``row_clip * sqrt(n_features)``. At 1 no row is clipped and the
+        statistics are unbiased; smaller values divide the noise by ``1 / row_clip``
+        and bias the statistics of rows of large norm towards the bounds' centres.
+    min_scale : float in (0, 1], default=0.025
+        Floor of each released std, as a fraction of the feature's bounds' width: a
+        feature whose released variance is tiny or negative (noise) is not blown up.
+    n_samples_budget : float in (0, 1), int >= 1 or "public", default=0.05
+        The size the statistics are divided by. Under add/remove-one it is private:
+        released with ``n_samples_budget * epsilon`` (two-sided geometric noise), or
+        declared public as an int (a published data set's size; nothing spent), or
+        ``"public"`` (``len(X)``, which ``n_samples_seen_`` then reveals: warns).
+        Unused under replace-one, where both neighbours have the same size.
+    neighbouring : {"add_remove", "replace_one"}, default="add_remove"
+        The relation the guarantee holds for. ``"replace_one"`` doubles the
+        sensitivity and takes the size as public (diffprivlib's relation; use it in
+        front of a replace-one solver).
+    copy : bool, default=True
+        Copy ``X`` in ``transform`` (``False``: scale in place where possible).
+    accountant : BudgetAccountant or None, default=None
+        The ledger the fit spends on (``None``: diffprivlib's default accountant).
+    random_state : int, Generator, RandomState or None, default=None
+        Seeds the fit's single ``numpy.random.Generator``. Leave ``None`` for a
+        release: a known seed replays the noise.
+
+    Attributes
+    ----------
+    mean_ : ndarray of shape (n_features,)
+        The released means (in the features' units).
+    var_ : ndarray of shape (n_features,) or None
+        The released variances, floored (``None`` when ``with_std=False``).
+    scale_ : ndarray of shape (n_features,) or None
+        ``sqrt(var_)`` (``None`` when ``with_std=False``); 1 for a feature whose bounds
+        are equal.
+    n_samples_seen_ : int
+        The size the sums were divided by: ``len(X)`` under replace-one, else the
+        released or declared size.
+    noise_std_ : float
+        The std of the Gaussian noise on each released sum (``[-1, 1]`` units; 0 at
+        ``epsilon = inf``).
+    sensitivity_ : float
+        The release's L2 sensitivity (``[-1, 1]`` units).
+    lower_, upper_ : ndarray of shape (n_features,)
+        The bounds used.
+    privacy_spent_ : PrivacyBudget
+        What the fit spent.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during ``fit`` (when ``X`` has string column names).
+
+    See Also
+    --------
+    sklearn.preprocessing.StandardScaler : The non-private scaler.
+    diffprivlib.models.StandardScaler : Laplace noise per feature and moment,
+        replace-one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdpminimax.preprocessing import DPStandardScaler
+    >>> X = np.random.default_rng(0).uniform(0, 10, size=(5000, 3))
+    >>> scaler = DPStandardScaler(epsilon=1.0, bounds=(0, 10), n_samples_budget=5000,
+    ...                           random_state=0).fit(X)
+    >>> bool(np.allclose(scaler.mean_, X.mean(axis=0), atol=0.05))
+    True
+    >>> scaler.transform(X).std(axis=0).round(1)
+    array([1., 1., 1.])
+    """
+
+    _parameter_constraints = {
+        "epsilon": [Interval(Real, 0, MAX_FINITE_EPSILON, closed="right"),
+                    Options(Real, {np.inf})],
+        "delta": [Interval(Real, MIN_DELTA, 1, closed="left")],
+        "bounds": [tuple, list, None],
+        "with_mean": ["boolean"],
+        "with_std": ["boolean"],
+        "row_clip": [Interval(Real, 0, 1, closed="right")],
+        "min_scale": [Interval(Real, 0, 1, closed="right")],
+        "n_samples_budget": [Interval(Real, 0, 1, closed="neither"),
+                             Interval(Integral, 1, None, closed="left"), StrOptions({"public"})],
+        "neighbouring": [StrOptions({"add_remove", "replace_one"})],
+        "copy": ["boolean"],
+        "accountant": [BudgetAccountant, None],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
+    def __init__(self, *, epsilon=1.0, delta=1e-6, bounds=None, with_mean=True, with_std=True,
+                 row_clip=1.0, min_scale=0.025, n_samples_budget=DEFAULT_N_SAMPLES_BUDGET,
+                 neighbouring="add_remove", copy=True, accountant=None, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds = bounds
+        self.with_mean = with_mean
+        self.with_std = with_std
+        self.row_clip = row_clip
+        self.min_scale = min_scale
+        self.n_samples_budget = n_samples_budget
+        self.neighbouring = neighbouring
+        self.copy = copy
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False
+        tags.input_tags.sparse = False
+        return tags
+
+    def fit(self, X, y=None):
+        """Release the features' means and stds (spends ``(epsilon, delta)``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The private rows (finite values).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : DPStandardScaler
+            Fitted.
+        """
+        # All or nothing: a fit that fails (bad input, budget error) leaves the scaler as
+        # it was, a previous fit included (the accountant keeps a spend made).
+        before = dict(vars(self))
+        fitted = False
+        try:
+            self._fit(X)
+            fitted = True
+        finally:
+            if not fitted:
+                vars(self).clear()
+                vars(self).update(before)
+        return self
+
+    def _fit(self, X):
+        X, lower, upper, count_epsilon = self._checked(X, reset=True)
+        n_samples, n_features = X.shape
+        budget = PrivacyBudget(self.epsilon, self.delta)
+        add_remove = self.neighbouring == "add_remove"
+        declared = self._declared_size()
+        accountant = self._fit_ledger()
+        accountant.check(budget.epsilon, budget.delta)
+        if self.bounds is None:
+            warnings.warn(
+                "Bounds have not been specified and will be calculated on the data provided. "
+                "This will result in additional privacy leakage. To ensure differential "
+                "privacy and no additional privacy leakage, specify bounds for each "
+                "dimension.", PrivacyLeakWarning)
+        warn_if_replayable(self.random_state, budget.epsilon)
+        if add_remove and self.n_samples_budget == "public" and math.isfinite(budget.epsilon):
+            warnings.warn(
+                "n_samples_budget='public' divides by len(X), which n_samples_seen_ reveals: "
+                "under add/remove-one neighbours the guarantee then holds only among data "
+                "sets of this size. Declare the public size as an int, or leave it private.",
+                PrivacyLeakWarning)
+        if add_remove and declared is not None and not declared / 10 <= n_samples <= 10 * declared:
+            warnings.warn(
+                f"n_samples_budget={declared} declares a public size more than ten times as "
+                f"far from the {n_samples} rows given: the statistics are divided by "
+                f"{declared}. Declare the size of the data set you fit.", UserWarning)
+
+        spend(accountant, budget.epsilon, budget.delta)  # before the data are read
+        rng = resolve_rng(self.random_state)
+        if count_epsilon is not None:
+            size = private_size(n_samples, count_epsilon, rng)
+            sums_epsilon = budget.epsilon - count_epsilon
+        else:
+            size = declared if add_remove and declared is not None else n_samples
+            sums_epsilon = budget.epsilon
+
+        mid, half = (upper + lower) / 2.0, (upper - lower) / 2.0
+        flat = half == 0.0  # a feature fixed by its bounds: u = 0
+        U = (np.clip(X, lower, upper) - mid) / np.where(flat, 1.0, half)
+        row_bound = self.row_clip * math.sqrt(n_features)
+        sums = clipped_moment_sums(U, row_bound, self.with_std)
+        sens = moment_sensitivity(row_bound, self.with_std, self.neighbouring)
+        sigma = 0.0
+        if math.isfinite(sums_epsilon):
+            sigma = analytic_gaussian_sigma(sums_epsilon, budget.delta, sens)
+            sums = sums + sigma * rng.standard_normal(sums.shape)
+
+        mean_u = np.clip(sums[:n_features] / size, -1.0, 1.0)
+        self.mean_ = np.where(flat, lower, mid + half * mean_u)
+        if self.with_std:
+            second = np.clip(sums[n_features:] / size, 0.0, 1.0)
+            floor_u = 2.0 * self.min_scale  # min_scale * width, in half-width units
+            std_u = np.sqrt(np.maximum(second - mean_u ** 2, floor_u ** 2))
+            self.scale_ = np.where(flat, 1.0, half * std_u)
+            self.var_ = np.where(flat, 0.0, self.scale_ ** 2)
+        else:
+            self.scale_ = None
+            self.var_ = None
+        self.n_samples_seen_ = int(size)
+        self.noise_std_ = float(sigma)
+        self.sensitivity_ = float(sens)
+        self.lower_, self.upper_ = lower, upper
+        self.privacy_spent_ = budget
+
+    def _declared_size(self):
+        if isinstance(self.n_samples_budget, bool):  # an Integral to the parameter check
+            raise ValueError("n_samples_budget must be a share of epsilon in (0, 1), a public "
+                             f"size (int >= 1) or 'public'; got {self.n_samples_budget!r}.")
+        return int(self.n_samples_budget) if isinstance(self.n_samples_budget, Integral) else None
+
+    def _checked(self, X, reset):
+        """Everything ``fit`` checks before its spend: ``(X, lower, upper, epsilon of the
+        private count or None)``, or a clear error (nothing spent, nothing changed)."""
+        self._validate_params()
+        X = validate_data(self, X, dtype=np.float64, reset=reset)
+        if self.bounds is None:
+            lower, upper = X.min(axis=0), X.max(axis=0)
+        else:
+            lower, upper = _as_bounds(self.bounds, X.shape[1])
+        self._declared_size()
+        count_epsilon = None
+        if (self.neighbouring == "add_remove"
+                and not isinstance(self.n_samples_budget, (Integral, str))):
+            count_epsilon = self.epsilon * self.n_samples_budget
+            if count_epsilon < MIN_COUNT_EPSILON:
+                raise ValueError(
+                    f"n_samples_budget leaves epsilon {count_epsilon:g} for the private count, "
+                    f"below {MIN_COUNT_EPSILON:g}: its noise would overflow. Raise the share or "
+                    "declare the size. Nothing was spent.")
+        return X, lower, upper, count_epsilon
+
+    def _check_fit(self, X, y=None, *, rows_only=False, **fit_params):
+        """Raise what ``fit(X)`` would raise before its spend; nothing is spent or changed.
+
+        Callers that charge fits in advance (:mod:`skdpminimax.search`) run it so that
+        bad input fails before their charge. ``rows_only``: ``X`` is not what the fit
+        will get (earlier steps transform it), so only the parameters are checked.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The data the fit would get.
+        y : None
+            Ignored.
+        rows_only : bool, default=False
+            Check the parameters only.
+        **fit_params : dict
+            Ignored (``fit`` takes none).
+
+        Returns
+        -------
+        self : DPStandardScaler
+            Unchanged.
+        """
+        before = dict(vars(self))
+        try:
+            if rows_only:
+                self._validate_params()
+                self._declared_size()
+            else:
+                self._checked(X, reset=True)
+            self._fit_ledger().check(self.epsilon, self.delta)
+        finally:  # validate_data(reset=True) records the width and feature names
+            vars(self).clear()
+            vars(self).update(before)
+        return self
+
+    def transform(self, X, copy=None):
+        """Standardise ``X`` with the released statistics (post-processing).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to transform.
+        copy : bool or None, default=None
+            Copy ``X`` (``None``: the ``copy`` parameter).
+
+        Returns
+        -------
+        X_tr : ndarray of shape (n_samples, n_features)
+            The standardised rows.
+        """
+        check_is_fitted(self)
+        copy = self.copy if copy is None else copy
+        X = validate_data(self, X, dtype=np.float64, reset=False, copy=copy)
+        if self.with_mean:
+            X -= self.mean_
+        if self.with_std:
+            X /= self.scale_
+        return X
+
+    def inverse_transform(self, X, copy=None):
+        """Map standardised rows back to the features' units.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Standardised rows.
+        copy : bool or None, default=None
+            Copy ``X`` (``None``: the ``copy`` parameter).
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+            The rows in the features' units.
+        """
+        check_is_fitted(self)
+        copy = self.copy if copy is None else copy
+        X = validate_data(self, X, dtype=np.float64, reset=False, copy=copy)
+        if self.with_std:
+            X *= self.scale_
+        if self.with_mean:
+            X += self.mean_
+        return X
