@@ -10,7 +10,9 @@ the training rows (a reference, not a private pipeline). diffprivlib's scaler is
 differentially private for replace-one neighbours with the row count public, so behind
 it the fit uses a replace-one solver, ``NoisySGDA(step_size="scaled", n_epochs="auto",
 sampler="without_replacement")``; the other columns use the default (Poisson,
-add/remove-one).
+add/remove-one). skdpminimax's ``DPStandardScaler`` (one Gaussian release of the
+clipped first and second moments, add/remove-one with a privately released size) sits
+in front of that default fit.
 
 Data: breast cancer (ships with scikit-learn; 70/30 stratified split) and a generated
 task with five features of scale 10 around 100 and 30% positives. The "public" bounds
@@ -29,7 +31,7 @@ import warnings
 
 import numpy as np
 from diffprivlib import BudgetAccountant
-from diffprivlib.models import StandardScaler as DPStandardScaler
+from diffprivlib.models import StandardScaler as DiffprivlibScaler
 from sklearn.datasets import load_breast_cancer, make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
@@ -37,7 +39,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from skdpminimax import DPAUCMaximizer
+from skdpminimax import DPAUCMaximizer, DPStandardScaler
 from skdpminimax.solvers import NoisySGDA
 
 
@@ -55,23 +57,31 @@ def _auc(model, X_test, y_test):
     return 100.0 * roc_auc_score(y_test, model.decision_function(X_test))
 
 
-def run(X_train, X_test, y_train, y_test, bounds, epsilon, scaler_epsilon, seed):
-    """Test AUC of one pipeline; scaler_epsilon: None (raw), "public" or a float."""
+def run(X_train, X_test, y_train, y_test, bounds, epsilon, scaler, seed):
+    """Test AUC of one pipeline; scaler: None (raw), "public", or ("diffprivlib" or
+    "skdpminimax", its epsilon)."""
     d = X_train.shape[1]
     ledger = BudgetAccountant()
-    if scaler_epsilon is None:
+    solver = "sgda"
+    if scaler is None:
         data_norm = float(np.linalg.norm(np.maximum(np.abs(bounds[0]), np.abs(bounds[1]))))
         steps = []
+    elif scaler == "public":
+        data_norm, steps = 2.0 * math.sqrt(d), [StandardScaler()]
     else:
         data_norm = 2.0 * math.sqrt(d)
-        steps = [StandardScaler() if scaler_epsilon == "public" else
-                 DPStandardScaler(epsilon=scaler_epsilon, bounds=bounds, accountant=ledger,
-                                  random_state=seed)]
-    # diffprivlib's scaler is DP for replace-one neighbours with the row count public:
-    # behind it the fit must be replace-one too (fixed-size batches without
-    # replacement) for the accountant's sum to be one guarantee.
-    solver = "sgda" if scaler_epsilon in (None, "public") else NoisySGDA(
-        step_size="scaled", n_epochs="auto", sampler="without_replacement")
+        library, scaler_epsilon = scaler
+        if library == "diffprivlib":
+            steps = [DiffprivlibScaler(epsilon=scaler_epsilon, bounds=bounds, accountant=ledger,
+                                       random_state=seed)]
+            # diffprivlib's scaler is DP for replace-one neighbours with the row count
+            # public: behind it the fit must be replace-one too (fixed-size batches
+            # without replacement) for the accountant's sum to be one guarantee.
+            solver = NoisySGDA(step_size="scaled", n_epochs="auto",
+                               sampler="without_replacement")
+        else:  # add/remove-one, like the default fit
+            steps = [DPStandardScaler(epsilon=scaler_epsilon, bounds=bounds, accountant=ledger,
+                                      random_state=seed)]
     model = make_pipeline(*steps, DPAUCMaximizer(epsilon=epsilon, delta=1e-5,
                                                  data_norm=data_norm, accountant=ledger,
                                                  solver=solver, random_state=seed))
@@ -87,9 +97,11 @@ def main():
     warnings.simplefilter("ignore")  # fixed seeds and declared bounds: known here
 
     start = time.perf_counter()
-    scalers = [None, "public"] + list(args.scaler_epsilons)
+    scalers = [None, "public"] + [(library, e) for library in ("diffprivlib", "skdpminimax")
+                                  for e in args.scaler_epsilons]
     names = ["raw"] + ["StandardScaler (not private)"] + [
-        f"DP StandardScaler eps {e:g}" for e in args.scaler_epsilons]
+        f"{library} DP scaler eps {e:g}" for library in ("diffprivlib", "skdpminimax")
+        for e in args.scaler_epsilons]
     print("| data set | estimator epsilon | " + " | ".join(names) + " |")
     print("|---|---|" + "---|" * len(names))
     for name, X, y, bounds in datasets():

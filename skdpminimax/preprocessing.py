@@ -179,7 +179,7 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         What the fit spent.
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Names of features seen during ``fit`` (when ``X`` has string column names).
 
     See Also
