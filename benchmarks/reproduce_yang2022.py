@@ -67,7 +67,8 @@ sys.path.insert(0, str(ROOT))
 
 from skdpminimax import DPAUCMaximizer  # noqa: E402
 from skdpminimax.datasets import PUBLIC_PIXEL_STATS, load_ijcnn1, load_mnist_binary  # noqa: E402
-from skdpminimax.privacy import PrivacyBudget, clip_rows  # noqa: E402
+from skdpminimax.preprocessing import clipped_moment_sums, moment_sensitivity  # noqa: E402
+from skdpminimax.privacy import PrivacyBudget  # noqa: E402
 from skdpminimax.privacy.calibration import analytic_gaussian_sigma  # noqa: E402
 from skdpminimax.solvers import NoisySGDA  # noqa: E402
 
@@ -297,17 +298,17 @@ def _once_per_array(name, source, key, compute):
 
 def clipped_feature_sums(X_raw, clip, means_only, low=0.0):
     """``sum_i x_i`` (and ``sum_i x_i^2``) over the rows of ``X_raw`` clipped to
-    ``[low, 1]`` and to norm ``clip``: the release before its noise."""
-    rows = clip_rows(np.clip(X_raw, low, 1.0), clip)
-    return rows.sum(axis=0) if means_only else np.concatenate(
-        [rows.sum(axis=0), (rows ** 2).sum(axis=0)])
+    ``[low, 1]`` and to norm ``clip``: the release before its noise (the library's
+    ``clipped_moment_sums``, on features already in ``[low, 1]``, within ``[-1, 1]``)."""
+    return clipped_moment_sums(np.clip(X_raw, low, 1.0), clip, with_std=not means_only)
 
 
 def stats_sigma(epsilon, delta, clip, means_only=False):
     """The Gaussian noise std of the release: the analytic Gaussian's for
-    ``(epsilon, delta)`` at sensitivity ``c`` (means) or ``sqrt(2) c``."""
-    sens = clip if means_only else math.sqrt(2.0) * clip
-    return analytic_gaussian_sigma(epsilon, delta, 1.0) * sens
+    ``(epsilon, delta)`` at the add/remove-one sensitivity ``c`` (means) or
+    ``sqrt(2) c`` (the library's ``moment_sensitivity``)."""
+    return analytic_gaussian_sigma(epsilon, delta, 1.0) * moment_sensitivity(
+        clip, with_std=not means_only)
 
 
 def private_feature_stats(X_raw, epsilon, delta, rng, clip, means_only=False, public_std=None,
