@@ -118,8 +118,11 @@ _PLANNING_SIZE_DOC = """    planning_size_ : int
         one per dual coordinate, where ``clip_v="auto"`` clips per group),
         ``step_size`` and ``dual_step_size`` where ``"auto"`` / ``"scaled"`` resolved
         them (all planned from public quantities); for output perturbation the noise
-        (``sigma_w``), ``sensitivity`` and, unphased, the accuracy ``target``. Scalars
-        only: a wrapping solver's (``"recursive"``) base settings are not kept.
+        (``sigma_w``), ``sensitivity`` and, unphased, the accuracy ``target``; phased,
+        ``sigma_w`` is the last phase's (the noise on the released vector) and
+        ``sigma_w_first_phase`` the first's, the largest, which moves every later
+        phase's centre. Scalars only: a wrapping solver's (``"recursive"``) base
+        settings are not kept.
     n_iter_ : int
         What the solver counts as an iteration, fixed in advance: a step of
         ``"sgda"`` / ``"gda"``; an extragradient pair of ``"nseg"`` (two releases,

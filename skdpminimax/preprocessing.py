@@ -298,8 +298,9 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         spend(accountant, budget.epsilon, budget.delta)  # before the data are read
         rng = resolve_rng(self.random_state)
         if count_epsilon is not None:
-            size = private_size(n_samples, count_epsilon, rng)
-            sums_epsilon = budget.epsilon - count_epsilon
+            size = private_size(n_samples, count_epsilon, rng)  # exact at epsilon = inf
+            sums_epsilon = (budget.epsilon - count_epsilon if math.isfinite(budget.epsilon)
+                            else math.inf)
         else:
             size = declared if add_remove and declared is not None else n_samples
             sums_epsilon = budget.epsilon

@@ -357,6 +357,9 @@ def test_phased_output_perturbation_reports_its_released_noise():
     assert info["sigma_w"] > 0 and info["sensitivity"] > 0
     assert info["sigma_w"] == pytest.approx(est.calibration_.noise_multiplier
                                             * info["sensitivity"])
+    # The first phase's noise, which moves every later centre, is reported too: it
+    # is the largest (a probe found only the last phase's reported).
+    assert info["sigma_w_first_phase"] > info["sigma_w"]
 
 
 def test_a_loose_solve_meets_the_weighted_target_and_its_fallback_too(game):

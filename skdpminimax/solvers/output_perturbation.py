@@ -593,7 +593,8 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
                 "phases may release their centre plus noise without fitting their chunk, "
                 "even at epsilon=inf. A larger mu (or mu='auto'), more rows or a clipping "
                 "solver ('sgda') give a model fitted to the data.", UserWarning)
-        last_primal = [phase for phase in phases if phase["pass"] == "primal"][-1]
+        primal_phases = [phase for phase in phases if phase["pass"] == "primal"]
+        last_primal = primal_phases[-1]
         warn_if_noise_fills_the_set(last_primal["sigma"], w0.size, objective.primal_set)
         w_out = objective.primal_set.project(released["primal"])
         v_out = objective.dual_set.project(released["dual"])
@@ -604,6 +605,10 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
                   # The released primal's noise and sensitivity, as scalars (what
                   # estimators keep in solver_info_; per phase in "phases").
                   "sigma_w": float(last_primal["sigma"]),
-                  "sensitivity": float(last_primal["sensitivity"])},
+                  "sensitivity": float(last_primal["sensitivity"]),
+                  # The first primal phase's noise: the largest (its sensitivity has the
+                  # weakest regulariser), and it moves every later phase's centre, so
+                  # the released model's error is mostly its, not sigma_w's.
+                  "sigma_w_first_phase": float(primal_phases[0]["sigma"])},
             diagnostics={"n_grad_evals": evals, "a_priori_fallbacks": fallbacks},
         )
