@@ -25,3 +25,5 @@ def test_demo_runs_with_an_infinite_epsilon(capsys):
     assert main(["demo", "--epsilons", "inf", "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "(no noise)" in out and "Total spent on the ledger" in out
+    # the private pipeline's row: the scaler's and the fit's budgets on one ledger
+    assert "DPStandardScaler + DPAUCMaximizer (no noise)" in out
