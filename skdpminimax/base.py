@@ -198,6 +198,10 @@ MIN_DELTA = 1e-100
 
 # Size of the n-free dry run when the true size is private (add/remove-one).
 _PROBE_SIZE = 10_000
+# Below this epsilon (of the training share) a fit with a private size also calibrates
+# its noise on the probe size before the spend: the PLD's discretisation (1e-4) left
+# budgets of ~5e-5 that no multiplier up to 1e7 certifies, found only after the spend.
+_SMALL_EPSILON = 1e-3
 # Default share of epsilon spent on the size (each estimator's n_samples_budget).
 DEFAULT_N_SAMPLES_BUDGET = 0.05
 
@@ -229,6 +233,11 @@ def _dry_run(solver, probe, n_samples, budget, size_is_public, n_rows):
     except ValueError as exc:  # maybe a size this solver cannot run (single pass, rounds)
         calibration, probe_error = None, exc
     if _relation(calibration) == "add/remove-one":
+        if budget.epsilon < _SMALL_EPSILON:
+            # Below it the accountant's discretisation can leave no multiplier that
+            # certifies the budget, at any size: checked on the fixed probe size (public),
+            # so that such a budget is refused before the spend, not after it.
+            solver.calibrate(probe, _PROBE_SIZE, budget)
         return calibration
     calibration = solver.calibrate(probe, n_samples, budget)
     if _relation(calibration) == "add/remove-one":  # only the fixed-size check may decide

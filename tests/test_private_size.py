@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from diffprivlib.accountant import BudgetAccountant
 from diffprivlib.utils import PrivacyLeakWarning
+from sklearn.datasets import make_classification
 
 from skdpminimax import DPAUCMaximizer, DPRobustClassifier
 from skdpminimax.objectives.base import SaddleData
@@ -321,3 +322,22 @@ def test_a_declared_size_far_from_the_rows_warns():
         DPAUCMaximizer(epsilon=1.0, delta=1e-5, data_norm=3.0, pos_ratio=0.5,
                        n_samples_budget=10**4, accountant=BudgetAccountant(),
                        solver=NoisySGDA(sampler="without_replacement")).fit(X, y)
+
+
+@pytest.mark.parametrize("n_rows", [40, 300])
+def test_a_budget_no_multiplier_certifies_is_refused_before_the_spend(n_rows):
+    """A probe: at epsilon 5e-5 (delta 1e-6) with the size private, the calibration on
+    the released size failed after the spend (the PLD's discretisation certifies no
+    multiplier up to 1e7). Below 1e-3 the fixed probe size is calibrated first."""
+    X, y = make_classification(n_rows, 5, random_state=0)
+    ledger = BudgetAccountant()
+    with pytest.raises(ValueError, match="No noise multiplier"):
+        DPAUCMaximizer(epsilon=5e-5, delta=1e-6, data_norm=3.0, accountant=ledger,
+                       random_state=0).fit(X, y)
+    assert ledger.spent_budget == []
+    # a small budget that can be certified still fits (and is charged)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        DPAUCMaximizer(epsilon=2e-4, delta=1e-6, data_norm=3.0, accountant=ledger,
+                       random_state=0).fit(X, y)
+    assert ledger.spent_budget == [(2e-4, 1e-6)]
