@@ -15,9 +15,10 @@ L2 norm ``c = row_clip * sqrt(n_features)`` (``row_clip = 1``: no row is clipped
 release is ``(sum_i u_i, sum_i u_i^2) + N(0, sigma^2 I)``.
 
 * Sensitivity, add/remove-one: a row moves the release by ``||(u, u^2)||``, and
-  ``|u_j| <= 1`` gives ``||u^2|| <= ||u|| <= c``, so at most ``sqrt(2) c`` (``c`` with
-  ``with_std=False``, which releases the first sums only). Replace-one: twice that (a
-  replacement is a removal and an addition).
+  ``|u_j| <= 1`` gives ``||u^2|| <= min(||u||, ||u||^2)``, so at most
+  ``c sqrt(1 + min(1, c^2))`` (``sqrt(2) c`` for ``c >= 1``; ``c`` with
+  ``with_std=False``, which releases the first sums only). Replace-one: twice that
+  (a replacement is a removal and an addition).
 * ``sigma`` is the analytic Gaussian's (Balle and Wang 2018) for that sensitivity at
   the release's ``(epsilon, delta)``.
 * The size: under add/remove-one it is private. It is released by the library's
@@ -43,7 +44,7 @@ from diffprivlib.accountant import BudgetAccountant
 from diffprivlib.utils import PrivacyLeakWarning
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval, Options, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from skdpminimax._compat import validate_data
 from skdpminimax.base import (
@@ -63,9 +64,14 @@ __all__ = ["DPStandardScaler", "clipped_moment_sums", "moment_sensitivity"]
 
 def moment_sensitivity(row_norm_bound, with_std=True, neighbouring="add_remove"):
     """L2 sensitivity of :func:`clipped_moment_sums` for rows of norm at most
-    ``row_norm_bound`` with entries in ``[-1, 1]``: ``sqrt(2) c`` (``c`` for the first
-    sums only) under add/remove-one, twice that under replace-one."""
-    sens = math.sqrt(2.0) * row_norm_bound if with_std else float(row_norm_bound)
+    ``c = row_norm_bound`` with entries in ``[-1, 1]``.
+
+    Add/remove-one: a row moves the release by ``||(u, u^2)||``, and ``||u^2|| <=
+    min(||u||, ||u||^2)`` (``u_j^2 <= |u_j|`` and ``sum u_j^4 <= (sum u_j^2)^2``), so
+    ``c sqrt(1 + min(1, c^2))`` (``sqrt(2) c`` for ``c >= 1``), or ``c`` for the first
+    sums only. Replace-one: twice that (a removal and an addition)."""
+    c = float(row_norm_bound)
+    sens = c * math.sqrt(1.0 + min(1.0, c * c)) if with_std else c
     return 2.0 * sens if neighbouring == "replace_one" else sens
 
 
@@ -75,6 +81,14 @@ def clipped_moment_sums(U, row_norm_bound, with_std=True):
     rows = np.asarray(clip_rows(np.clip(U, -1.0, 1.0), row_norm_bound))
     first = rows.sum(axis=0)
     return np.concatenate([first, (rows ** 2).sum(axis=0)]) if with_std else first
+
+
+_FLOAT_DTYPES = (np.float64, np.float32)
+
+
+def _writeable(X):
+    """``X``, or a copy of it where it is read-only (``copy=False`` scales in place)."""
+    return X if X.flags.writeable else X.copy()
 
 
 def _as_bounds(bounds, n_features):
@@ -130,6 +144,7 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
     with_std : bool, default=True
         Scale the data to unit variance. ``False`` releases the first sums only
         (half the sensitivity's square, less noise) and sets ``scale_`` to ``None``.
+        ``with_mean`` and ``with_std`` cannot both be ``False`` (the identity).
     row_clip : float in (0, 1], default=1.0
         For the release, each row (in the ``[-1, 1]`` units of its bounds) is clipped
         to L2 norm ``row_clip * sqrt(n_features)``. At 1 no row is clipped and the
@@ -269,7 +284,7 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         return self
 
     def _fit(self, X):
-        X, lower, upper, count_epsilon = self._checked(X, reset=True)
+        X, lower, upper, count_epsilon, (row_bound, sens, sigma) = self._checked(X, reset=True)
         n_samples, n_features = X.shape
         budget = PrivacyBudget(self.epsilon, self.delta)
         add_remove = self.neighbouring == "add_remove"
@@ -299,21 +314,16 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         rng = resolve_rng(self.random_state)
         if count_epsilon is not None:
             size = private_size(n_samples, count_epsilon, rng)  # exact at epsilon = inf
-            sums_epsilon = (budget.epsilon - count_epsilon if math.isfinite(budget.epsilon)
-                            else math.inf)
         else:
             size = declared if add_remove and declared is not None else n_samples
-            sums_epsilon = budget.epsilon
 
-        mid, half = (upper + lower) / 2.0, (upper - lower) / 2.0
+        # Halves first: (upper + lower) and (upper - lower) overflow for bounds near
+        # the float range.
+        mid, half = lower / 2.0 + upper / 2.0, upper / 2.0 - lower / 2.0
         flat = half == 0.0  # a feature fixed by its bounds: u = 0
         U = (np.clip(X, lower, upper) - mid) / np.where(flat, 1.0, half)
-        row_bound = self.row_clip * math.sqrt(n_features)
         sums = clipped_moment_sums(U, row_bound, self.with_std)
-        sens = moment_sensitivity(row_bound, self.with_std, self.neighbouring)
-        sigma = 0.0
-        if math.isfinite(sums_epsilon):
-            sigma = analytic_gaussian_sigma(sums_epsilon, budget.delta, sens)
+        if sigma > 0:
             sums = sums + sigma * rng.standard_normal(sums.shape)
 
         mean_u = np.clip(sums[:n_features] / size, -1.0, 1.0)
@@ -321,9 +331,11 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         if self.with_std:
             second = np.clip(sums[n_features:] / size, 0.0, 1.0)
             floor_u = 2.0 * self.min_scale  # min_scale * width, in half-width units
-            std_u = np.sqrt(np.maximum(second - mean_u ** 2, floor_u ** 2))
+            # the floor on the std itself: its square underflows for a tiny min_scale
+            std_u = np.maximum(np.sqrt(np.maximum(second - mean_u ** 2, 0.0)), floor_u)
             self.scale_ = np.where(flat, 1.0, half * std_u)
-            self.var_ = np.where(flat, 0.0, self.scale_ ** 2)
+            with np.errstate(over="ignore"):  # inf beyond the float range (bounds ~1e154+)
+                self.var_ = np.where(flat, 0.0, self.scale_ ** 2)
         else:
             self.scale_ = None
             self.var_ = None
@@ -343,6 +355,9 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         """Everything ``fit`` checks before its spend: ``(X, lower, upper, epsilon of the
         private count or None)``, or a clear error (nothing spent, nothing changed)."""
         self._validate_params()
+        if not (self.with_mean or self.with_std):
+            raise ValueError("with_mean=False and with_std=False make the scaler the identity: "
+                             "it would spend its budget on nothing. Drop it from the pipeline.")
         X = validate_data(self, X, dtype=np.float64, reset=reset)
         if self.bounds is None:
             lower, upper = X.min(axis=0), X.max(axis=0)
@@ -358,7 +373,16 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
                     f"n_samples_budget leaves epsilon {count_epsilon:g} for the private count, "
                     f"below {MIN_COUNT_EPSILON:g}: its noise would overflow. Raise the share or "
                     "declare the size. Nothing was spent.")
-        return X, lower, upper, count_epsilon
+        # The noise depends on public quantities only: computed here, before the spend,
+        # so that a failure cannot come after it.
+        sums_epsilon = self.epsilon
+        if count_epsilon is not None and math.isfinite(self.epsilon):
+            sums_epsilon = self.epsilon - count_epsilon
+        row_bound = self.row_clip * math.sqrt(X.shape[1])
+        sens = moment_sensitivity(row_bound, self.with_std, self.neighbouring)
+        sigma = (analytic_gaussian_sigma(sums_epsilon, self.delta, sens)
+                 if math.isfinite(sums_epsilon) else 0.0)
+        return X, lower, upper, count_epsilon, (row_bound, sens, sigma)
 
     def _check_fit(self, X, y=None, *, rows_only=False, **fit_params):
         """Raise what ``fit(X)`` would raise before its spend; nothing is spent or changed.
@@ -413,7 +437,8 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         """
         check_is_fitted(self)
         copy = self.copy if copy is None else copy
-        X = validate_data(self, X, dtype=np.float64, reset=False, copy=copy)
+        X = validate_data(self, X, dtype=_FLOAT_DTYPES, reset=False, copy=copy)
+        X = _writeable(X)
         if self.with_mean:
             X -= self.mean_
         if self.with_std:
@@ -437,7 +462,11 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         """
         check_is_fitted(self)
         copy = self.copy if copy is None else copy
-        X = validate_data(self, X, dtype=np.float64, reset=False, copy=copy)
+        # check_array, as scikit-learn's scaler: no feature-name check on the way back
+        X = _writeable(check_array(X, dtype=_FLOAT_DTYPES, copy=copy))
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but DPStandardScaler is expecting "
+                             f"{self.n_features_in_} features as input.")
         if self.with_std:
             X *= self.scale_
         if self.with_mean:

@@ -278,3 +278,62 @@ def test_less_noise_than_a_per_feature_laplace_scaler_in_many_dimensions():
                   .fit(X).mean_ for s in range(5)]
     err = lambda means: np.sqrt(np.mean((np.array(means) - X.mean(axis=0)) ** 2))  # noqa: E731
     assert err(ours) < err(theirs) / 2
+
+
+def test_small_rows_have_the_smaller_sensitivity():
+    """For c < 1, ||u^2|| <= ||u||^2 <= c^2: c sqrt(1 + c^2), attained by one entry at c."""
+    c = 0.5
+    assert moment_sensitivity(c) == pytest.approx(c * math.sqrt(1 + c * c))
+    one = np.zeros((1, 4))
+    one[0, 0] = -c
+    assert np.linalg.norm(clipped_moment_sums(one, c)) == pytest.approx(moment_sensitivity(c))
+    U = np.random.default_rng(2).uniform(-1, 1, size=(300, 4))
+    full = clipped_moment_sums(U, c)
+    worst = max(np.linalg.norm(full - clipped_moment_sums(np.delete(U, i, axis=0), c))
+                for i in range(U.shape[0]))
+    assert worst <= moment_sensitivity(c) * (1 + 1e-12)
+
+
+def test_bounds_near_the_float_range_give_finite_statistics():
+    X = _rows()
+    for bounds in [(-1e308, 1e308), (1e308, 1.5e308)]:
+        scaler = DPStandardScaler(epsilon=1.0, bounds=bounds, n_samples_budget=300,
+                                  random_state=0).fit(X)
+        assert np.all(np.isfinite(scaler.mean_)) and np.all(np.isfinite(scaler.scale_))
+        assert np.all(scaler.scale_ > 0)
+
+
+def test_a_tiny_min_scale_still_floors_the_std():
+    X = np.column_stack([np.zeros(300), _rows(d=1)[:, 0]])  # a constant feature
+    scaler = DPStandardScaler(epsilon=np.inf, bounds=(-4.0, 4.0), min_scale=1e-300).fit(X)
+    assert np.all(scaler.scale_ > 0) and np.all(np.isfinite(scaler.transform(X)))
+
+
+def test_transform_keeps_float32_and_handles_read_only_input_in_place_mode():
+    X = _rows()
+    scaler = DPStandardScaler(bounds=(-20.0, 20.0), copy=False, n_samples_budget=300,
+                              random_state=0).fit(X)
+    X32 = X.astype(np.float32)
+    assert scaler.transform(X32.copy()).dtype == np.float32
+    frozen = X.copy()
+    frozen.setflags(write=False)
+    np.testing.assert_allclose(scaler.transform(frozen), (X - scaler.mean_) / scaler.scale_)
+    np.testing.assert_allclose(scaler.inverse_transform(scaler.transform(X.copy())), X)
+
+
+def test_inverse_transform_takes_arrays_after_a_dataframe_fit():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(_rows(), columns=[f"f{j}" for j in range(6)])
+    scaler = DPStandardScaler(bounds=(-20.0, 20.0), n_samples_budget=300,
+                              random_state=0).fit(frame)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scaler.inverse_transform(scaler.transform(frame))
+
+
+def test_the_identity_scaler_is_refused_before_the_spend():
+    ledger = BudgetAccountant()
+    with pytest.raises(ValueError, match="identity"):
+        DPStandardScaler(with_mean=False, with_std=False, bounds=(-20.0, 20.0),
+                         accountant=ledger).fit(_rows())
+    assert ledger.spent_budget == []
