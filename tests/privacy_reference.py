@@ -19,3 +19,17 @@ def gdp_delta(epsilon, mu):
 def gdp_mu(epsilon, delta):
     """The mu at which mu-GDP is exactly (epsilon, delta)-DP."""
     return brentq(lambda m: gdp_delta(epsilon, m) - delta, 1e-6, 100)
+
+
+def analytic_gaussian_sigma(epsilon, delta, sens):
+    """The smallest sigma with Phi(D/(2s) - e s/D) - e^e Phi(-D/(2s) - e s/D) <= delta
+    (Balle and Wang 2018, Thm. 8), by bisection on the privacy profile."""
+    def gap(s):
+        return (norm.cdf(sens / (2 * s) - epsilon * s / sens)
+                - math.exp(epsilon) * norm.cdf(-sens / (2 * s) - epsilon * s / sens) - delta)
+
+    lo, hi = 1e-3 * sens, 1e3 * sens
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if gap(mid) > 0 else (lo, mid)
+    return hi

@@ -4,9 +4,9 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import norm
 
 from benchmarks import reproduce_yang2022 as repro
+from privacy_reference import analytic_gaussian_sigma
 from skdpminimax.datasets import PUBLIC_PIXEL_STATS
 
 
@@ -19,20 +19,6 @@ def _release_sums(X, clip, means_only=False):
     rows = X * np.minimum(1.0, clip / np.maximum(np.linalg.norm(X, axis=1), 1e-300))[:, None]
     return rows.sum(axis=0) if means_only else np.concatenate(
         [rows.sum(axis=0), (rows ** 2).sum(axis=0)])
-
-
-def _analytic_gaussian_sigma(epsilon, delta, sens):
-    """Independent: the smallest sigma with Phi(D/(2s) - e s/D) - e^e Phi(-D/(2s) - e s/D)
-    <= delta (Balle and Wang 2018), by bisection on the privacy profile."""
-    def gap(s):
-        return (norm.cdf(sens / (2 * s) - epsilon * s / sens)
-                - math.exp(epsilon) * norm.cdf(-sens / (2 * s) - epsilon * s / sens) - delta)
-
-    lo, hi = 1e-3 * sens, 1e3 * sens
-    for _ in range(200):
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if gap(mid) > 0 else (lo, mid)
-    return hi
 
 
 def test_exact_statistics_without_noise():
@@ -74,7 +60,7 @@ def test_noise_is_the_gaussian_mechanisms_for_its_sensitivity(means_only):
     sens = clip if means_only else math.sqrt(2.0) * clip
     sums = _release_sums(X, clip, means_only)
     noise = np.random.default_rng(0).standard_normal(sums.shape)  # the same draws
-    sums = sums + _analytic_gaussian_sigma(epsilon, delta, sens) * noise
+    sums = sums + analytic_gaussian_sigma(epsilon, delta, sens) * noise
     n, d = X.shape
     mean = np.clip(sums[:d] / n, 0.0, 1.0)
     if means_only:
@@ -137,7 +123,7 @@ def test_release_is_made_only_where_its_noise_is_small():
     n, clip = 39992, 0.6 * 2.0
     for epsilon in (0.1, 0.5, 1.0, 5.0, 10.0):
         for delta in (1e-4, 1e-5, 1e-6):
-            noise = (_analytic_gaussian_sigma(0.05 * epsilon, 0.1 * delta, math.sqrt(2.0) * clip)
+            noise = (analytic_gaussian_sigma(0.05 * epsilon, 0.1 * delta, math.sqrt(2.0) * clip)
                      / n)
             made = repro.releases_feature_stats("sgda-mlp", "ijcnn1", epsilon, delta)
             assert made == (noise <= 0.015)

@@ -8,7 +8,6 @@ import pytest
 from diffprivlib import BudgetAccountant
 from diffprivlib.models import StandardScaler as DiffprivlibScaler
 from diffprivlib.utils import BudgetError, PrivacyLeakWarning
-from scipy.stats import norm
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
@@ -20,6 +19,7 @@ from skdpminimax import DPAUCMaximizer, DPStandardScaler
 from skdpminimax.preprocessing import clipped_moment_sums, moment_sensitivity
 from skdpminimax.search import PrivateSearchCV, search_budgets
 from skdpminimax.solvers import NoisySGDA
+from privacy_reference import analytic_gaussian_sigma
 from sklearn_checks import parametrize_with_checks_list
 
 
@@ -31,20 +31,6 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         check(estimator)
-
-
-def _analytic_gaussian_sigma(epsilon, delta, sens):
-    """Independent: the smallest sigma with Phi(D/(2s) - e s/D) - e^e Phi(-D/(2s) - e s/D)
-    <= delta (Balle and Wang 2018), by bisection on the privacy profile."""
-    def gap(s):
-        return (norm.cdf(sens / (2 * s) - epsilon * s / sens)
-                - math.exp(epsilon) * norm.cdf(-sens / (2 * s) - epsilon * s / sens) - delta)
-
-    lo, hi = 1e-3 * sens, 1e3 * sens
-    for _ in range(200):
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if gap(mid) > 0 else (lo, mid)
-    return hi
 
 
 def _rows(n=300, d=6, seed=0):
@@ -84,7 +70,7 @@ def test_noise_is_the_analytic_gaussians_for_the_sensitivity(neighbouring, with_
     c = 0.5 * math.sqrt(d)
     sens = (math.sqrt(2.0) if with_std else 1.0) * c * (2 if neighbouring == "replace_one" else 1)
     assert scaler.sensitivity_ == pytest.approx(sens)
-    assert scaler.noise_std_ == pytest.approx(_analytic_gaussian_sigma(0.7, 1e-5, sens), rel=1e-6)
+    assert scaler.noise_std_ == pytest.approx(analytic_gaussian_sigma(0.7, 1e-5, sens), rel=1e-6)
     assert scaler.n_samples_seen_ == n  # declared (add/remove) or len(X) (replace-one)
 
 
