@@ -323,3 +323,43 @@ def test_the_identity_scaler_is_refused_before_the_spend():
         DPStandardScaler(with_mean=False, with_std=False, bounds=(-20.0, 20.0),
                          accountant=ledger).fit(_rows())
     assert ledger.spent_budget == []
+
+
+def _canary_scores(epsilon, n_runs, monkeypatch=None, shrink=1.0):
+    """Attack statistic of the released first sums' direction towards a worst-case
+    canary (a corner of the bounds), with and without it (add/remove-one, size
+    declared so that only the sums tell the data sets apart)."""
+    X = np.zeros((20, 2))
+    canary = np.array([[1.0, 1.0]])  # u = (1, 1): the first sums move by sqrt(2) = c
+    scores = {}
+    for name, data in (("in", np.vstack([X, canary])), ("out", X)):
+        out = []
+        for seed in range(n_runs):
+            scaler = DPStandardScaler(epsilon=epsilon, delta=1e-5, bounds=(-1.0, 1.0),
+                                      with_std=False, n_samples_budget=21,
+                                      random_state=seed).fit(data)
+            out.append(scaler.mean_.sum())
+        scores[name] = np.array(out)
+    return scores["in"], scores["out"]
+
+
+def test_a_canary_audit_stays_below_the_claim_and_catches_too_little_noise(monkeypatch):
+    """Empirical: the canary attack's epsilon lower bound (Clopper-Pearson, 95%) stays
+    below the claimed epsilon; with the noise calibrated for a quarter of the true
+    sensitivity, the same attack proves the claim false (the test can fail)."""
+    from skdpminimax import preprocessing
+    from skdpminimax.audit import epsilon_lower_bound
+
+    claimed = 1.0
+    scores_in, scores_out = _canary_scores(claimed, 800)
+    honest = epsilon_lower_bound(scores_in, scores_out, delta=1e-5, epsilon_claimed=claimed,
+                                 neighboring_relation="add/remove-one")
+    assert honest.epsilon_lower_bound <= claimed
+    assert honest.epsilon_lower_bound_gdp <= claimed * 1.25  # the Gaussian heuristic, near
+    true_sensitivity = preprocessing.moment_sensitivity
+    monkeypatch.setattr(preprocessing, "moment_sensitivity",
+                        lambda *a, **k: true_sensitivity(*a, **k) / 4.0)
+    scores_in, scores_out = _canary_scores(claimed, 800)
+    broken = epsilon_lower_bound(scores_in, scores_out, delta=1e-5, epsilon_claimed=claimed,
+                                 neighboring_relation="add/remove-one")
+    assert broken.epsilon_lower_bound > claimed
