@@ -18,7 +18,8 @@ release is ``(sum_i u_i, sum_i u_i^2) + N(0, sigma^2 I)``.
   ``|u_j| <= 1`` gives ``||u^2|| <= min(||u||, ||u||^2)``, so at most
   ``c sqrt(1 + min(1, c^2))`` (``sqrt(2) c`` for ``c >= 1``; ``c`` with
   ``with_std=False``, which releases the first sums only). Replace-one: twice that
-  (a replacement is a removal and an addition).
+  (a replacement is a removal and an addition), or ``sqrt(6) c`` where smaller
+  (:func:`moment_sensitivity` has the proof).
 * ``sigma`` is the analytic Gaussian's (Balle and Wang 2018) for that sensitivity at
   the release's ``(epsilon, delta)``.
 * The size: under add/remove-one it is private. It is released by the library's
@@ -69,10 +70,22 @@ def moment_sensitivity(row_norm_bound, with_std=True, neighbouring="add_remove")
     Add/remove-one: a row moves the release by ``||(u, u^2)||``, and ``||u^2|| <=
     min(||u||, ||u||^2)`` (``u_j^2 <= |u_j|`` and ``sum u_j^4 <= (sum u_j^2)^2``), so
     ``c sqrt(1 + min(1, c^2))`` (``sqrt(2) c`` for ``c >= 1``), or ``c`` for the first
-    sums only. Replace-one: twice that (a removal and an addition)."""
+    sums only.
+
+    Replace-one (``a`` by ``b``): ``||a - b|| <= 2 c`` for the first sums only. With the
+    second sums, per coordinate ``(a - b)^2 + (a^2 - b^2)^2 = t^2 (1 + s^2)`` with ``s =
+    a + b``, ``t = a - b``, ``|s| + |t| <= 2``, and ``t^2 (1 + s^2) <= 3 (a^2 + b^2) =
+    3 (s^2 + t^2) / 2``: it reduces to ``t^2 (2 s^2 - 1) <= 3 s^2``, true where ``2 s^2
+    <= 1`` and elsewhere because ``(2 - |s|)^2 (2 s^2 - 1) <= 1.21 < 1.5 <= 3 s^2``. Summed,
+    the move is at most ``sqrt(3 (||a||^2 + ||b||^2)) <= sqrt(6) c``; and at most twice
+    the add/remove bound (a removal and an addition): the smaller of the two."""
     c = float(row_norm_bound)
-    sens = c * math.sqrt(1.0 + min(1.0, c * c)) if with_std else c
-    return 2.0 * sens if neighbouring == "replace_one" else sens
+    if not with_std:
+        return 2.0 * c if neighbouring == "replace_one" else c
+    add_remove = c * math.sqrt(1.0 + min(1.0, c * c))
+    if neighbouring == "replace_one":
+        return min(math.sqrt(6.0) * c, 2.0 * add_remove)
+    return add_remove
 
 
 def clipped_moment_sums(U, row_norm_bound, with_std=True):

@@ -68,7 +68,10 @@ def test_noise_is_the_analytic_gaussians_for_the_sensitivity(neighbouring, with_
                               with_std=with_std, n_samples_budget=n, neighbouring=neighbouring,
                               random_state=3).fit(X)
     c = 0.5 * math.sqrt(d)
-    sens = (math.sqrt(2.0) if with_std else 1.0) * c * (2 if neighbouring == "replace_one" else 1)
+    if neighbouring == "replace_one":
+        sens = math.sqrt(6.0) * c  # c > 1 here, so below 2 sqrt(2) c
+    else:
+        sens = (math.sqrt(2.0) if with_std else 1.0) * c
     assert scaler.sensitivity_ == pytest.approx(sens)
     assert scaler.noise_std_ == pytest.approx(analytic_gaussian_sigma(0.7, 1e-5, sens), rel=1e-6)
     assert scaler.n_samples_seen_ == n  # declared (add/remove) or len(X) (replace-one)
@@ -363,3 +366,26 @@ def test_a_canary_audit_stays_below_the_claim_and_catches_too_little_noise(monke
     broken = epsilon_lower_bound(scores_in, scores_out, delta=1e-5, epsilon_claimed=claimed,
                                  neighboring_relation="add/remove-one")
     assert broken.epsilon_lower_bound > claimed
+
+
+def test_the_replace_one_bound_and_its_per_coordinate_inequality():
+    """t^2 (1 + s^2) <= 3 (a^2 + b^2) on [-1, 1]^2 (the step behind sqrt(6) c), on a
+    fine grid with its corners; and no replacement moves the release by more."""
+    grid = np.linspace(-1.0, 1.0, 801)
+    a, b = np.meshgrid(grid, grid)
+    lhs = (a - b) ** 2 * (1 + (a + b) ** 2)
+    assert np.all(lhs <= 3 * (a ** 2 + b ** 2) * (1 + 1e-12) + 1e-300)
+    assert np.max(lhs / np.maximum(a ** 2 + b ** 2, 1e-300)) < 2.4  # ~2.31: room left
+    c = 2.0
+    assert moment_sensitivity(c, neighbouring="replace_one") == pytest.approx(math.sqrt(6) * c)
+    assert moment_sensitivity(0.3, neighbouring="replace_one") == pytest.approx(
+        2 * 0.3 * math.sqrt(1.09))  # small rows: twice the add/remove bound is smaller
+    rng = np.random.default_rng(4)
+    U = rng.uniform(-1, 1, size=(100, 4))
+    full = clipped_moment_sums(U, c)
+    worst = 0.0
+    for i in range(100):
+        for candidate in (-U[i], rng.uniform(-1, 1, 4), np.sign(rng.standard_normal(4))):
+            moved = clipped_moment_sums(np.vstack([np.delete(U, i, axis=0), candidate]), c)
+            worst = max(worst, np.linalg.norm(full - moved))
+    assert worst <= moment_sensitivity(c, neighbouring="replace_one") * (1 + 1e-12)
