@@ -620,14 +620,15 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
         )
     if _mixes_relations(candidate_steps):
         warnings.warn(
-            "This search composes diffprivlib models (or a DPStandardScaler with "
-            "neighbouring='replace_one'), which are differentially private for "
-            "replace-one neighbours with the row count public (they publish it), with "
-            "add/remove-one skdpminimax steps (Poisson-sampled fits, add/remove scalers): the "
-            "charged sum holds under neither relation (under replace-one such an "
-            "(epsilon, delta) fit is only (2 epsilon, (1 + e^epsilon) delta)-DP). Give the "
-            "skdpminimax estimators a replace-one solver, e.g. "
-            "NoisySGDA(sampler='without_replacement').",
+            "This search composes steps that are private for different neighbouring "
+            "relations: replace-one with the row count public (diffprivlib models, which "
+            "publish it; DPStandardScaler(neighbouring='replace_one'); skdpminimax fits "
+            "with a replace-one solver) and add/remove-one (Poisson-sampled skdpminimax "
+            "fits, DPStandardScaler's default). The charged sum holds under neither "
+            "relation (under replace-one an add/remove-one (epsilon, delta) step is only "
+            "(2 epsilon, (1 + e^epsilon) delta)-DP). Use one relation: "
+            "DPStandardScaler in front of the default fit, or replace-one steps only "
+            "(e.g. NoisySGDA(sampler='without_replacement')).",
             PrivacyLeakWarning,
         )
     add_remove = any(_is_add_remove(step) for steps in candidate_steps for step in steps)
@@ -721,22 +722,28 @@ def _final_step(estimator):
     return estimator
 
 
-def _is_replace_one_only(step):
-    """Whether a step is private for replace-one neighbours only, with the size public:
-    diffprivlib's models and a scaler with ``neighbouring="replace_one"``. (A
-    skdpminimax estimator with a replace-one solver is not counted: the warning below
-    is about adding a replace-one step to an add/remove-one fit.)"""
+def _relation_of_step(step):
+    """``"add/remove"``, ``"replace"`` or ``None`` (unknown): the neighbouring relation a
+    private step's guarantee holds for, read from its settings (a heuristic for the
+    solvers). diffprivlib's models are replace-one with the size public; the scaler says
+    which; an estimator is add/remove-one when its solver samples Poisson batches."""
     if isinstance(step, DPStandardScaler):
-        return step.neighbouring == "replace_one"
-    return not isinstance(step, DPMinimaxEstimator)
+        return "add/remove" if step.neighbouring == "add_remove" else "replace"
+    if not isinstance(step, DPMinimaxEstimator):
+        return "replace"
+    if _is_add_remove(step):
+        return "add/remove"
+    try:
+        step._resolve_solver()
+    except (TypeError, ValueError):
+        return None  # the fit will refuse it
+    return "replace"
 
 
 def _mixes_relations(candidate_steps):
-    """Whether a candidate holds a replace-one-only step (diffprivlib's, or a
-    replace-one scaler) and an add/remove-one skdpminimax one (a heuristic read from
+    """Whether a candidate holds private steps of both relations (a heuristic read from
     the solvers' settings)."""
-    return any(any(_is_replace_one_only(step) for step in steps)
-               and any(_is_add_remove(step) for step in steps)
+    return any({"add/remove", "replace"} <= {_relation_of_step(step) for step in steps}
                for steps in candidate_steps)
 
 

@@ -389,3 +389,16 @@ def test_the_replace_one_bound_and_its_per_coordinate_inequality():
             moved = clipped_moment_sums(np.vstack([np.delete(U, i, axis=0), candidate]), c)
             worst = max(worst, np.linalg.norm(full - moved))
     assert worst <= moment_sensitivity(c, neighbouring="replace_one") * (1 + 1e-12)
+
+
+def test_private_search_warns_for_an_add_remove_scaler_before_a_replace_one_fit():
+    X_train, _, y_train, _ = _offset_data()
+    ledger = BudgetAccountant()
+    replace_one = NoisySGDA(sampler="without_replacement", step_size="scaled", n_epochs="auto")
+    pipe = make_pipeline(
+        DPStandardScaler(epsilon=0.5, bounds=(40.0, 160.0), accountant=ledger),
+        DPAUCMaximizer(epsilon=1.0, delta=1e-5, data_norm=10.0, accountant=ledger,
+                       solver=replace_one))
+    with pytest.warns(PrivacyLeakWarning, match="neither relation"):
+        PrivateSearchCV(GridSearchCV(pipe, {}, cv=2, refit=False),
+                        accountant=ledger).fit(X_train, y_train)
