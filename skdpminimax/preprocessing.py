@@ -365,8 +365,9 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         return int(self.n_samples_budget) if isinstance(self.n_samples_budget, Integral) else None
 
     def _checked(self, X, reset):
-        """Everything ``fit`` checks before its spend: ``(X, lower, upper, epsilon of the
-        private count or None)``, or a clear error (nothing spent, nothing changed)."""
+        """Everything ``fit`` checks and plans before its spend: ``(X, lower, upper,
+        epsilon of the private count or None, (row-norm bound, sensitivity, sigma))``, or
+        a clear error (nothing spent; ``_check_fit`` restores what validation records)."""
         self._validate_params()
         if not (self.with_mean or self.with_std):
             raise ValueError("with_mean=False and with_std=False make the scaler the identity: "
