@@ -614,8 +614,9 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
             f"The search's candidates fit {', '.join(learned)} on the private rows without "
             "noise: the released model (best_estimator_, and every fold's model) holds what "
             "it learned from them (means, scales, categories, components), which the charge "
-            "does not cover. Use public constants (a FunctionTransformer) or diffprivlib's "
-            "transformers with public bounds where the guarantee must cover preprocessing.",
+            "does not cover. Use public constants (a FunctionTransformer), "
+            "skdpminimax.DPStandardScaler, or diffprivlib's transformers with public bounds "
+            "where the guarantee must cover preprocessing.",
             PrivacyLeakWarning,
         )
     if _mixes_relations(candidate_steps):
