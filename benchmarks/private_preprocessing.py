@@ -14,8 +14,9 @@ add/remove-one). skdpminimax's ``DPStandardScaler`` (one Gaussian release of the
 clipped first and second moments, add/remove-one with a privately released size) sits
 in front of that default fit.
 
-Data: breast cancer (ships with scikit-learn; 70/30 stratified split) and a generated
-task with five features of scale 10 around 100 and 30% positives. The "public" bounds
+Data: breast cancer (ships with scikit-learn; 70/30 stratified split), a generated
+task with five features of scale 10 around 100 and 30% positives, and scikit-learn's
+digits (64 pixels in the documented range [0, 16], digits 0-4 against 5-9). The "public" bounds
 are the whole data set's per-feature range widened by 20% (breast cancer; a stand-in
 for domain knowledge) or the generating range (40, 160); ``data_norm`` is the bound's
 norm on raw rows and ``2 sqrt(d)`` on scaled rows; delta = 1e-5; default solver.
@@ -32,7 +33,7 @@ import warnings
 import numpy as np
 from diffprivlib import BudgetAccountant
 from diffprivlib.models import StandardScaler as DiffprivlibScaler
-from sklearn.datasets import load_breast_cancer, make_classification
+from sklearn.datasets import load_breast_cancer, load_digits, make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
@@ -51,6 +52,10 @@ def datasets():
     X, y = make_classification(3000, 5, n_informative=3, n_redundant=0, weights=[0.7],
                                class_sep=1.5, random_state=0)
     yield "offset features", 10.0 * X + 100.0, y, (np.full(5, 40.0), np.full(5, 160.0))
+    # 64 pixels in [0, 16] (the documented range: public): where a per-feature split of
+    # epsilon grows with the dimension
+    X, y = load_digits(return_X_y=True)
+    yield "digits 0-4 vs 5-9", X, (y >= 5).astype(int), (np.zeros(64), np.full(64, 16.0))
 
 
 def _auc(model, X_test, y_test):

@@ -163,9 +163,15 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         to L2 norm ``row_clip * sqrt(n_features)``. At 1 no row is clipped and the
         statistics are unbiased; smaller values divide the noise by ``1 / row_clip``
         and bias the statistics of rows of large norm towards the bounds' centres.
-    min_scale : float in (0, 1], default=0.025
+    min_scale : float in (0, 1], default=0.1
         Floor of each released std, as a fraction of the feature's bounds' width: a
         feature whose released variance is tiny or negative (noise) is not blown up.
+        At 0.1 a feature with a smaller std (a pixel that is nearly always blank) is
+        under-scaled rather than amplified: on scikit-learn's digits (64 pixels in
+        [0, 16]) behind a scaler at epsilon 0.5, the default fit's test AUC at epsilon
+        0.5 / 1 / 5 is 87.8 / 91.8 / 93.7 with 0.1 and 78.4 / 87.2 / 93.1 with 0.025,
+        and breast cancer and the offset task of ``benchmarks/private_preprocessing.py``
+        move by at most 0.2.
     n_samples_budget : float in (0, 1), int >= 1 or "public", default=0.05
         The size the statistics are divided by. Under add/remove-one it is private:
         released with ``n_samples_budget * epsilon`` (two-sided geometric noise), or
@@ -247,7 +253,7 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
     }
 
     def __init__(self, *, epsilon=1.0, delta=1e-6, bounds=None, with_mean=True, with_std=True,
-                 row_clip=1.0, min_scale=0.025, n_samples_budget=DEFAULT_N_SAMPLES_BUDGET,
+                 row_clip=1.0, min_scale=0.1, n_samples_budget=DEFAULT_N_SAMPLES_BUDGET,
                  neighbouring="add_remove", copy=True, accountant=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
