@@ -344,6 +344,12 @@ def private_feature_stats(X_raw, epsilon, delta, rng, clip, means_only=False, pu
     return mean, np.sqrt(np.maximum(second - mean ** 2, std_floor ** 2))
 
 
+def _stats_plan(dataset, epsilon, delta):
+    """``(epsilon, delta, row clip)`` of the data set's release (public constants)."""
+    return (epsilon * FEATURE_STATS_SHARE[dataset], delta * FEATURE_STATS_DELTA_SHARE,
+            FEATURE_STATS_CLIP[dataset] * RAW_NORM_BOUND[dataset])
+
+
 def releases_feature_stats(method, dataset, epsilon, delta, n=None):
     """Whether the private cell standardises with released statistics (FEATURE_STATS,
     FEATURE_STATS_MAX_NOISE); public quantities only. ``n``: the public row count
@@ -354,10 +360,7 @@ def releases_feature_stats(method, dataset, epsilon, delta, n=None):
     if limit is None:
         return True
     n = TRAIN_ROWS[dataset] if n is None else n
-    clip = FEATURE_STATS_CLIP[dataset] * RAW_NORM_BOUND[dataset]
-    sigma = stats_sigma(epsilon * FEATURE_STATS_SHARE[dataset],
-                        delta * FEATURE_STATS_DELTA_SHARE, clip)
-    return sigma / n <= limit
+    return stats_sigma(*_stats_plan(dataset, epsilon, delta)) / n <= limit
 
 
 def restandardise_privately(method, dataset, X_train, X_test, epsilon, delta, seed):
@@ -373,10 +376,8 @@ def restandardise_privately(method, dataset, X_train, X_test, epsilon, delta, se
     raw_train = _once_per_array("raw", X_train, (centre, scale),
                                 lambda: X_train * scale + centre)
     raw_test = X_test * scale + centre
-    eps_stats = epsilon * FEATURE_STATS_SHARE[dataset]
-    delta_stats = delta * FEATURE_STATS_DELTA_SHARE
+    eps_stats, delta_stats, clip = _stats_plan(dataset, epsilon, delta)
     means_only = FEATURE_STATS[(method, dataset)] == "means"
-    clip = FEATURE_STATS_CLIP[dataset] * RAW_NORM_BOUND[dataset]
     low = FEATURE_RANGE[dataset][0]
     sums = _once_per_array("sums", X_train, (centre, scale, clip, means_only, low),
                            lambda: clipped_feature_sums(raw_train, clip, means_only, low))

@@ -307,6 +307,16 @@ _DENSIFY_MAX_ENTRIES = 1 << 22
 MIN_COUNT_EPSILON = 1e-9
 
 
+def _check_count_epsilon(name, epsilon):
+    """Refuse, before the spend, a private count at an epsilon (``name``'s share) whose
+    geometric noise would overflow after it."""
+    if epsilon < MIN_COUNT_EPSILON:
+        raise ValueError(
+            f"{name} leaves epsilon {epsilon:g} for a private count, below "
+            f"{MIN_COUNT_EPSILON:g}: its noise would overflow. Raise the share, or "
+            "declare the value public. Nothing was spent.")
+
+
 def _dense_if_small(X):
     if sp.issparse(X) and X.shape[0] * X.shape[1] <= _DENSIFY_MAX_ENTRIES:
         return X.toarray()
@@ -457,12 +467,8 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         for name, share in (("n_samples_budget", size_budget),
                             ("the constants' share (pos_ratio_budget, group_ratios_budget)",
                              constants_budget)):
-            # A count's geometric noise overflows at a vanishing epsilon, after the spend.
-            if share is not None and share.epsilon < MIN_COUNT_EPSILON:
-                raise ValueError(
-                    f"{name} leaves epsilon {share.epsilon:g} for a private count, below "
-                    f"{MIN_COUNT_EPSILON:g}: its noise would overflow. Raise the share, or "
-                    "declare the value public. Nothing was spent.")
+            if share is not None:
+                _check_count_epsilon(name, share.epsilon)
         if getattr(dry_run, "accounting", None) in ("pld", "rdp"):
             # A budget no multiplier certifies (a tiny delta) would fail only after the
             # spend, once the released size is known: refused here, from the share the

@@ -50,8 +50,9 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from skdpminimax._compat import validate_data
 from skdpminimax.base import (
     DEFAULT_N_SAMPLES_BUDGET,
-    MIN_COUNT_EPSILON,
     MIN_DELTA,
+    _check_count_epsilon,
+    _declared_size,
     resolve_rng,
     warn_if_replayable,
 )
@@ -303,11 +304,11 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         return self
 
     def _fit(self, X):
-        X, lower, upper, count_epsilon, (row_bound, sens, sigma) = self._checked(X, reset=True)
+        (X, lower, upper, declared, count_epsilon,
+         (row_bound, sens, sigma)) = self._checked(X, reset=True)
         n_samples, n_features = X.shape
         budget = PrivacyBudget(self.epsilon, self.delta)
         add_remove = self.neighbouring == "add_remove"
-        declared = self._declared_size()
         accountant = self._fit_ledger()
         accountant.check(budget.epsilon, budget.delta)
         if self.bounds is None:
@@ -364,35 +365,33 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         self.lower_, self.upper_ = lower, upper
         self.privacy_spent_ = budget
 
-    def _declared_size(self):
-        if isinstance(self.n_samples_budget, bool):  # an Integral to the parameter check
-            raise ValueError("n_samples_budget must be a share of epsilon in (0, 1), a public "
-                             f"size (int >= 1) or 'public'; got {self.n_samples_budget!r}.")
-        return int(self.n_samples_budget) if isinstance(self.n_samples_budget, Integral) else None
-
-    def _checked(self, X, reset):
-        """Everything ``fit`` checks and plans before its spend: ``(X, lower, upper,
-        epsilon of the private count or None, (row-norm bound, sensitivity, sigma))``, or
-        a clear error (nothing spent; ``_check_fit`` restores what validation records)."""
+    def _check_params(self):
+        """The checks on the parameters alone (``_checked`` and a rows-only
+        ``_check_fit``): ``(declared size or None, epsilon of the private count or
+        None)``."""
         self._validate_params()
         if not (self.with_mean or self.with_std):
             raise ValueError("with_mean=False and with_std=False make the scaler the identity: "
                              "it would spend its budget on nothing. Drop it from the pipeline.")
+        declared = _declared_size(self.n_samples_budget)
+        count_epsilon = None
+        if (self.neighbouring == "add_remove"
+                and not isinstance(self.n_samples_budget, (Integral, str))):
+            count_epsilon = self.epsilon * self.n_samples_budget
+            _check_count_epsilon("n_samples_budget", count_epsilon)
+        return declared, count_epsilon
+
+    def _checked(self, X, reset):
+        """Everything ``fit`` checks and plans before its spend: ``(X, lower, upper,
+        declared size or None, epsilon of the private count or None, (row-norm bound,
+        sensitivity, sigma))``, or a clear error (nothing spent; ``_check_fit`` restores
+        what validation records)."""
+        declared, count_epsilon = self._check_params()
         X = validate_data(self, X, dtype=np.float64, reset=reset)
         if self.bounds is None:
             lower, upper = X.min(axis=0), X.max(axis=0)
         else:
             lower, upper = _as_bounds(self.bounds, X.shape[1])
-        self._declared_size()
-        count_epsilon = None
-        if (self.neighbouring == "add_remove"
-                and not isinstance(self.n_samples_budget, (Integral, str))):
-            count_epsilon = self.epsilon * self.n_samples_budget
-            if count_epsilon < MIN_COUNT_EPSILON:
-                raise ValueError(
-                    f"n_samples_budget leaves epsilon {count_epsilon:g} for the private count, "
-                    f"below {MIN_COUNT_EPSILON:g}: its noise would overflow. Raise the share or "
-                    "declare the size. Nothing was spent.")
         # The noise depends on public quantities only: computed here, before the spend,
         # so that a failure cannot come after it.
         sums_epsilon = self.epsilon
@@ -402,7 +401,7 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         sens = moment_sensitivity(row_bound, self.with_std, self.neighbouring)
         sigma = (analytic_gaussian_sigma(sums_epsilon, self.delta, sens)
                  if math.isfinite(sums_epsilon) else 0.0)
-        return X, lower, upper, count_epsilon, (row_bound, sens, sigma)
+        return X, lower, upper, declared, count_epsilon, (row_bound, sens, sigma)
 
     def _check_fit(self, X, y=None, *, rows_only=False, **fit_params):
         """Raise what ``fit(X)`` would raise before its spend; nothing is spent or changed.
@@ -430,8 +429,7 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         before = dict(vars(self))
         try:
             if rows_only:
-                self._validate_params()
-                self._declared_size()
+                self._check_params()
             else:
                 self._checked(X, reset=True)
             self._fit_ledger().check(self.epsilon, self.delta)

@@ -177,21 +177,6 @@ def _holds_private(value):
     return False
 
 
-def _is_add_remove(step):
-    """Whether a skdpminimax step is private for add/remove-one neighbours: an estimator
-    whose solver samples Poisson batches, or a scaler with ``neighbouring="add_remove"``."""
-    if isinstance(step, DPStandardScaler):
-        return step.neighbouring == "add_remove"
-    if not isinstance(step, DPMinimaxEstimator):
-        return False
-    try:
-        solver = step._resolve_solver()
-    except (TypeError, ValueError):
-        return False  # the fit will refuse it; no warning to give here
-    return (getattr(solver, "sampler", None) == "poisson"
-            and getattr(solver, "batch_size", None) is not None)
-
-
 def _check_search(search):
     # Exact classes: a subclass may fit otherwise (and its prepaid copy would lose it).
     if type(search) not in _SEARCHES:
@@ -632,7 +617,8 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
             "(e.g. NoisySGDA(sampler='without_replacement')).",
             PrivacyLeakWarning,
         )
-    add_remove = any(_is_add_remove(step) for steps in candidate_steps for step in steps)
+    add_remove = any(_relation_of_step(step) == "add/remove"
+                     for steps in candidate_steps for step in steps)
     unstable = unstable_folds_reason(cv, add_remove)
     if unstable is not None and any(candidate_steps):
         warnings.warn(
@@ -732,13 +718,13 @@ def _relation_of_step(step):
         return "add/remove" if step.neighbouring == "add_remove" else "replace"
     if not isinstance(step, DPMinimaxEstimator):
         return "replace"
-    if _is_add_remove(step):
-        return "add/remove"
     try:
-        step._resolve_solver()
+        solver = step._resolve_solver()
     except (TypeError, ValueError):
-        return None  # the fit will refuse it
-    return "replace"
+        return None  # the fit will refuse it; no warning to give here
+    poisson = (getattr(solver, "sampler", None) == "poisson"
+               and getattr(solver, "batch_size", None) is not None)
+    return "add/remove" if poisson else "replace"
 
 
 def _mixes_relations(candidate_steps):

@@ -402,3 +402,16 @@ def test_private_search_warns_for_an_add_remove_scaler_before_a_replace_one_fit(
     with pytest.warns(PrivacyLeakWarning, match="neither relation"):
         PrivateSearchCV(GridSearchCV(pipe, {}, cv=2, refit=False),
                         accountant=ledger).fit(X_train, y_train)
+
+
+def test_a_rows_only_check_refuses_what_the_parameters_alone_refuse():
+    """A search checks a scaler behind a private step on its parameters only; the
+    identity scaler and a vanishing count share must fail there, before the charge."""
+    ledger = BudgetAccountant()
+    X = _rows()
+    for params, match in [({"with_mean": False, "with_std": False}, "identity"),
+                          ({"epsilon": 1e-9, "n_samples_budget": 0.5}, "private count")]:
+        scaler = DPStandardScaler(bounds=(-20.0, 20.0), accountant=ledger, **params)
+        with pytest.raises(ValueError, match=match):
+            scaler._check_fit(X, rows_only=True)
+    assert ledger.spent_budget == []
