@@ -51,7 +51,9 @@ from the data) above ``MAX_DATA_NORM`` is refused before anything is spent, sinc
 objectives' scores and squared losses would overflow.
 """
 
+import contextlib
 import math
+import types
 import warnings
 from contextvars import ContextVar
 from numbers import Integral, Real
@@ -323,6 +325,29 @@ def _dense_if_small(X):
     return X
 
 
+@contextlib.contextmanager
+def all_or_nothing(estimator):
+    """A fit that is all or nothing for ``estimator`` (its ``vars``).
+
+    The body starts from a clean slate: no fitted attribute (trailing underscore) of a
+    previous fit survives a successful one. Unless the body sets ``outcome.keep =
+    True`` (the handle it is given), the estimator is restored exactly as it was,
+    previous fit included: after bad input, a budget error, a crash in the solver, or
+    a check that stops before the spend. Only the accountant keeps a trace: a fit that
+    failed after its spend has been charged.
+    """
+    before = dict(vars(estimator))
+    for name in [k for k in before if k.endswith("_") and not k.startswith("__")]:
+        delattr(estimator, name)
+    outcome = types.SimpleNamespace(keep=False)
+    try:
+        yield outcome
+    finally:
+        if not outcome.keep:
+            vars(estimator).clear()
+            vars(estimator).update(before)
+
+
 class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
     """Base class: parameters shared by every estimator and the fit pipeline.
 
@@ -365,21 +390,8 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
 
     # ---- the pipeline --------------------------------------------------------
     def _fit(self, X, y, **task_data):
-        # A fit is all or nothing for the estimator: it starts from a clean slate (no
-        # attribute of a previous fit survives a successful one), and a failed fit (bad
-        # input, budget error, a crash in the solver) restores the estimator exactly as
-        # it was, previous fit included. Only the accountant keeps a trace: a fit that
-        # failed after step 3 has been charged. A check (_check_fit) is restored too.
-        before = dict(vars(self))
-        for name in [k for k in before if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, name)
-        fitted = False
-        try:
-            fitted = self._fit_steps(X, y, **task_data) is not None
-        finally:
-            if not fitted:
-                vars(self).clear()
-                vars(self).update(before)
+        with all_or_nothing(self) as outcome:
+            outcome.keep = self._fit_steps(X, y, **task_data) is not None
         return self
 
     def _check_fit(self, X, y=None, *, rows_only=False, **fit_params):

@@ -54,6 +54,7 @@ from skdpminimax.base import (
     MIN_DELTA,
     _check_count_epsilon,
     _declared_size,
+    all_or_nothing,
     resolve_rng,
     warn_if_replayable,
 )
@@ -315,17 +316,9 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         self : DPStandardScaler
             Fitted.
         """
-        # All or nothing: a fit that fails (bad input, budget error) leaves the scaler as
-        # it was, a previous fit included (the accountant keeps a spend made).
-        before = dict(vars(self))
-        fitted = False
-        try:
+        with all_or_nothing(self) as outcome:
             self._fit(X)
-            fitted = True
-        finally:
-            if not fitted:
-                vars(self).clear()
-                vars(self).update(before)
+            outcome.keep = True
         return self
 
     def _fit(self, X):
@@ -451,16 +444,14 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         self : DPStandardScaler
             Unchanged.
         """
-        before = dict(vars(self))
-        try:
+        # Restored whatever happens: validate_data(reset=True) records the width and
+        # feature names.
+        with all_or_nothing(self):
             if rows_only:
                 self._check_params()
             else:
                 self._checked(X, reset=True)
             self._fit_ledger().check(self.epsilon, self.delta)
-        finally:  # validate_data(reset=True) records the width and feature names
-            vars(self).clear()
-            vars(self).update(before)
         return self
 
     def transform(self, X, copy=None):

@@ -183,6 +183,20 @@ def test_a_failed_fit_keeps_the_previous_one():
     assert scaler.n_features_in_ == n_features and ledger.spent_budget == [(1.0, 1e-6)]
 
 
+
+def test_a_refit_starts_from_a_clean_slate():
+    """No fitted attribute of an earlier fit survives a successful one (a DataFrame's
+    feature names, anything set by an earlier version of the scaler)."""
+    pd = pytest.importorskip("pandas")
+    X = _rows()
+    scaler = DPStandardScaler(epsilon=1.0, bounds=(-20.0, 20.0), n_samples_budget=len(X),
+                              random_state=0)
+    scaler.fit(pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])]))
+    assert hasattr(scaler, "feature_names_in_")
+    scaler.stale_ = "from an earlier fit"
+    scaler.fit(X)
+    assert not hasattr(scaler, "stale_") and not hasattr(scaler, "feature_names_in_")
+
 def _offset_data():
     X, y = make_classification(3000, 5, n_informative=3, n_redundant=0, weights=[0.7],
                                class_sep=1.5, random_state=0)
