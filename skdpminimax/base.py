@@ -325,6 +325,35 @@ def _dense_if_small(X):
     return X
 
 
+def warn_about_public_size(size_spec, declared, n_samples, epsilon, *, add_remove, uses,
+                           revealed_by, planned):
+    """The warnings about a size made public under add/remove-one neighbours.
+
+    ``n_samples_budget="public"`` (``size_spec``) takes ``len(X)`` as public, which
+    ``revealed_by`` then reveals (a :class:`PrivacyLeakWarning` at finite
+    ``epsilon``). A declared size (``declared``, an int) more than ten times as far
+    from the ``n_samples`` rows given is most likely a typo (``10**9`` for
+    ``10**3``: millions of steps on nearly empty batches), a :class:`UserWarning` that
+    says what the declaration does (``planned``); folds of a search, a fraction of
+    the declared size, stay within the factor. The message does not print the row
+    count: whoever reads the log need not learn it.
+    """
+    if not add_remove:
+        return
+    if size_spec == "public" and math.isfinite(epsilon):
+        warnings.warn(
+            f"n_samples_budget='public' {uses} len(X), which {revealed_by} reveals: under "
+            "add/remove-one neighbours the guarantee then holds only among data sets of "
+            "this size. Pass the public size as an int (n_samples_budget=N, e.g. a "
+            "published data set's size) to plan every neighbour on it, or leave the size "
+            "private.", PrivacyLeakWarning)
+    if declared is not None and not declared / 10 <= n_samples <= 10 * declared:
+        warnings.warn(
+            f"n_samples_budget={declared} declares a public size more than ten times as "
+            f"far from the number of rows given: {planned}. Declare the size of the data "
+            "set you fit.", UserWarning)
+
+
 @contextlib.contextmanager
 def all_or_nothing(estimator):
     """A fit that is all or nothing for ``estimator`` (its ``vars``).
@@ -489,27 +518,12 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         task_data = {**task_data, "neighboring_relation": relation}
         if _CHECK_ONLY.get():  # _check_fit: every check passed; stop before the spend
             return None
-        if (add_remove and declared is not None
-                and not declared / 10 <= n_samples <= 10 * declared):
-            # A typo (10**9 for 10**3) plans the run on the declared size: millions of
-            # steps on nearly empty batches. (Folds of a search, a fraction of the
-            # declared size, stay within the factor.) A warning to whoever fits.
-            warnings.warn(
-                f"n_samples_budget={declared} declares a public size more than ten times "
-                f"as far from the {n_samples} rows given: the run is planned on {declared} "
-                "(its sampling rate and number of steps). Declare the size of the data set "
-                "you fit.", UserWarning)
-
+        warn_about_public_size(
+            size_spec, declared, n_samples, budget.epsilon, add_remove=add_remove,
+            uses="plans on", revealed_by="the released plan (planning_size_, n_iter_)",
+            planned=f"the run is planned on {declared} (its sampling rate and number of "
+                    "steps)")
         warn_if_replayable(self.random_state, budget.epsilon)
-        if add_remove and size_spec == "public" and not math.isinf(budget.epsilon):
-            warnings.warn(
-                "n_samples_budget='public' plans on len(X), which the released plan "
-                "(planning_size_, n_iter_) reveals: under add/remove-one neighbours the "
-                "guarantee then holds only among data sets of this size. Pass the public "
-                "size as an int (n_samples_budget=N, e.g. a published data set's size) to "
-                "plan every neighbour on it, or leave the size private.",
-                PrivacyLeakWarning,
-            )
         spend(accountant, budget.epsilon, budget.delta)  # check and record under one lock
         rng = resolve_rng(self.random_state)
         if size_budget is not None:

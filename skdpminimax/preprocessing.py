@@ -56,6 +56,7 @@ from skdpminimax.base import (
     _declared_size,
     all_or_nothing,
     resolve_rng,
+    warn_about_public_size,
     warn_if_replayable,
 )
 from skdpminimax.privacy.budget import MAX_FINITE_EPSILON, PrivacyBudget
@@ -336,17 +337,10 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
                 "privacy and no additional privacy leakage, specify bounds for each "
                 "dimension.", PrivacyLeakWarning)
         warn_if_replayable(self.random_state, budget.epsilon)
-        if add_remove and self.n_samples_budget == "public" and math.isfinite(budget.epsilon):
-            warnings.warn(
-                "n_samples_budget='public' divides by len(X), which n_samples_seen_ reveals: "
-                "under add/remove-one neighbours the guarantee then holds only among data "
-                "sets of this size. Declare the public size as an int, or leave it private.",
-                PrivacyLeakWarning)
-        if add_remove and declared is not None and not declared / 10 <= n_samples <= 10 * declared:
-            warnings.warn(
-                f"n_samples_budget={declared} declares a public size more than ten times as "
-                f"far from the {n_samples} rows given: the statistics are divided by "
-                f"{declared}. Declare the size of the data set you fit.", UserWarning)
+        warn_about_public_size(
+            self.n_samples_budget, declared, n_samples, budget.epsilon, add_remove=add_remove,
+            uses="divides by", revealed_by="n_samples_seen_",
+            planned=f"the statistics are divided by {declared}")
 
         spend(accountant, budget.epsilon, budget.delta)  # before the data are read
         rng = resolve_rng(self.random_state)
