@@ -126,17 +126,30 @@ def noise_drowns_the_set(sigma, dim, S):
     return math.isfinite(diameter) and 0 < sigma < math.inf and sigma >= _DROWNS * diameter
 
 
-def warn_if_noise_fills_the_set(sigma, dim, primal_set):
-    """Warn when the released primal noise fills the primal set
-    (:func:`noise_fills_the_set`); the warning reveals nothing."""
+def warn_if_noise_fills_the_set(sigma, dim, primal_set, objective=None):
+    """Warn when the released primal noise (std ``sigma`` per coordinate) fills the
+    primal set (:func:`noise_fills_the_set`), or is larger in norm than the
+    objective's public guess of a solution's norm (``typical_solution_norm()``, where
+    it has one): either way the released model is mostly noise. Public inputs only;
+    the warning reveals nothing."""
+    spread = sigma * math.sqrt(dim)
+    advice = ("More rows, a larger epsilon, a larger regularisation (alpha) or a "
+              "clipping solver ('sgda') give a useful model.")
     if noise_fills_the_set(sigma, dim, primal_set):
-        spread, radius = sigma * math.sqrt(dim), float(primal_set.radius(dim))
+        radius = float(primal_set.radius(dim))
         warnings.warn(
             f"Output perturbation's noise (std {sigma:.3g} per coordinate, about {spread:.3g} "
             f"in norm) is larger than the primal set (radius {radius:.3g}): the released "
-            "model is close to a random point of the set, whatever the data. More rows, a "
-            "larger epsilon, a larger regularisation (alpha) or a clipping solver ('sgda') "
-            "give a useful model.",
+            f"model is close to a random point of the set, whatever the data. {advice}",
+            UserWarning,
+        )
+        return
+    typical = None if objective is None else objective.typical_solution_norm()
+    if typical is not None and 0 < sigma < math.inf and spread > typical:
+        warnings.warn(
+            f"Output perturbation's noise (std {sigma:.3g} per coordinate, about {spread:.3g} "
+            f"in norm) is larger than a typical solution of this objective (norm about "
+            f"{typical:.3g}, a public guess): the released model is mostly noise. {advice}",
             UserWarning,
         )
 
@@ -410,7 +423,8 @@ class OutputPerturbation(_OutputPerturbationBase):
         warn_if_target_covers_the_sets(objective, target)
         w, v, diagnostics = certified_solve(self._base(), objective, data, target, init,
                                             solver_rng, loose=loose)
-        warn_if_noise_fills_the_set(sigma / math.sqrt(mu_w), w.size, objective.primal_set)
+        warn_if_noise_fills_the_set(sigma / math.sqrt(mu_w), w.size, objective.primal_set,
+                                    objective)
         w_out = w + noise_rng.standard_normal(w.shape) * sigma / math.sqrt(mu_w)
         v_out = v + noise_rng.standard_normal(v.shape) * sigma / math.sqrt(mu_v)
         # Post-processing: projecting onto the (public) sets keeps the release feasible
@@ -595,7 +609,11 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
                 "solver ('sgda') give a model fitted to the data.", UserWarning)
         primal_phases = [phase for phase in phases if phase["pass"] == "primal"]
         last_primal = primal_phases[-1]
-        warn_if_noise_fills_the_set(last_primal["sigma"], w0.size, objective.primal_set)
+        # The first phase's noise is the largest, and the later phases, held ever closer
+        # to their centres, cannot undo more than a fraction of it: it decides whether
+        # the release is mostly noise.
+        warn_if_noise_fills_the_set(primal_phases[0]["sigma"], w0.size, objective.primal_set,
+                                    objective)
         w_out = objective.primal_set.project(released["primal"])
         v_out = objective.dual_set.project(released["dual"])
         return SolverResult(
