@@ -88,8 +88,8 @@ class IndependentFolds(BaseCrossValidator):
         fold = np.random.default_rng(self.random_state).integers(self.n_splits, size=n_samples)
         sizes = np.bincount(fold, minlength=self.n_splits)
         if sizes.min() == 0:
-            raise ValueError(f"IndependentFolds({self.n_splits}) drew an empty fold from "
-                             f"{n_samples} rows: too few rows for {self.n_splits} folds.")
+            raise ValueError(f"IndependentFolds({self.n_splits}) drew an empty fold: too "
+                             f"few rows for {self.n_splits} folds.")
         for k in range(self.n_splits):
             yield np.flatnonzero(fold != k), np.flatnonzero(fold == k)
 

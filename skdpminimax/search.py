@@ -793,7 +793,7 @@ def _check_folds(search, X, y, fit_params, folds):
         try:
             _check_fits(search, X_train, y_train, fold_params)
         except (ValueError, TypeError) as error:
-            raise type(error)(f"Cross-validation split {k} (training rows: {len(train)}): "
+            raise type(error)(f"Cross-validation split {k} (its training rows): "
                               f"{error}") from error
 
 

@@ -359,3 +359,24 @@ def test_solver_configuration_errors_come_before_spending(name):
     with pytest.raises(ValueError, match=message):
         make(acc).fit(X, y)
     assert acc.spent_budget == []
+
+
+def test_a_negative_zero_in_a_label_is_not_published():
+    """np.unique keeps whichever of 0.0 and -0.0 sorts first: classes_ and groups_
+    would show how one row stores its zero (a privacy review's finding)."""
+    from skdpminimax import DPAUCMaximizer, DPRobustClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(float)
+    groups = (X[:, 1] > 0).astype(float)
+    y_neg, groups_neg = y.copy(), groups.copy()
+    y_neg[np.flatnonzero(y == 0)[0]] = -0.0
+    groups_neg[np.flatnonzero(groups == 0)[0]] = -0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        auc = DPAUCMaximizer(data_norm=4.0, random_state=0).fit(X, y_neg)
+        robust = DPRobustClassifier(data_norm=4.0, random_state=0).fit(
+            X, y_neg, sensitive_features=groups_neg)
+    for labels in (auc.classes_, robust.classes_, np.asarray(robust.groups_, dtype=float)):
+        assert not np.signbit(labels).any()

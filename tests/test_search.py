@@ -304,7 +304,7 @@ BAD_INPUT = {  # case: (search, X, y, fit parameters), the error it gets
         r"\bfit\(\) got an unexpected keyword argument 'sample_weight'"),
     "one class in a training fold": (
         lambda X, y: (grid_search(cv=KFold(2)), X, _sorted_y(y), {}),
-        r"split \d \(training rows: 30\).*2 classes"),
+        r"split \d \(its training rows\).*2 classes"),
     "one class in a fold behind a transformer": (
         lambda X, y: (grid_search(make_pipeline(FunctionTransformer(), model()),
                                   {"dpaucmaximizer__alpha": GRID["alpha"]}, cv=KFold(2)),

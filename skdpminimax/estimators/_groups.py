@@ -85,6 +85,15 @@ def encode_groups(sensitive_features, n_samples):
     return codes, [_label(v) for v in values]
 
 
+def without_negative_zeros(values):
+    """``values`` with ``-0.0`` read as ``0.0`` (float and complex arrays; others as
+    they are). ``np.unique`` keeps whichever of the two equal zeros sorts first, so a
+    published label (``groups_``, ``classes_``) would show how one row stores its zero.
+    """
+    values = np.asarray(values)
+    return values + 0.0 if values.dtype.kind in "fc" else values
+
+
 def _unique(column):
     """Sorted distinct values and codes of one attribute. An object column (a list, a
     mixed column) is keyed by kind and value (:func:`_group_key`), so the int 1 and the
@@ -92,7 +101,7 @@ def _unique(column):
     label is fixed by its key (:func:`_canonical`), not by which rows hold it."""
     flat = column.ravel()
     if column.dtype.kind != "O":
-        values, codes = np.unique(column, return_inverse=True)
+        values, codes = np.unique(without_negative_zeros(column), return_inverse=True)
         return values, codes.reshape(-1).astype(np.intp)
     keys = [_group_key(v) for v in flat]
     distinct = set(keys)
@@ -177,7 +186,7 @@ def encode_public_groups(sensitive_features, n_samples):
     codes, labels = encode_groups(sensitive_features, n_samples)
     if len(labels) > max(2, n_samples // 2):
         raise ValueError(
-            f"sensitive_features has {len(labels)} distinct groups for {n_samples} rows: an "
+            "sensitive_features has more distinct groups than half the rows: an "
             "identifier or a continuous attribute (as numbers, strings or dates), whose "
             "values groups_ would publish, since group labels are public. Bin it into "
             "groups with public edges first.")

@@ -8,7 +8,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, shared_parameter_docs
-from skdpminimax.estimators._groups import encode_public_groups, labels_array
+from skdpminimax.estimators._groups import (
+    encode_public_groups,
+    labels_array,
+    without_negative_zeros,
+)
 
 __all__ = ["DPSaddleEstimator"]
 
@@ -184,7 +188,8 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         if self.task == "classification":
             check_classification_targets(y)
             try:
-                classes, y = np.unique(y, return_inverse=True)  # codes 0..K-1
+                # codes 0..K-1
+                classes, y = np.unique(without_negative_zeros(y), return_inverse=True)
             except TypeError as exc:  # labels that do not compare (None among strings)
                 raise ValueError(f"y's class labels must be comparable: {exc}") from exc
             if classes.size < 2:
