@@ -990,7 +990,21 @@ class _PrepaidSearchMixin:
             # The refit model leaves the search: a later fit of it must be charged to
             # the caller's ledger, not refused by (or hidden in) the prepaid one.
             _hand_back(self.best_estimator_)
+        _forget_the_rows(self)
         return self
+
+
+def _forget_the_rows(search):
+    """Drop what a run search holds about the rows beyond its results: the charged
+    shape (the exact row count), the replayed folds (their indices) and the private
+    choice's fold sizes and class-pair counts. A closed search cannot run again, so
+    none of them is needed. (``cv_results_`` and ``best_score_`` stay: scores without
+    noise, documented as not for publication.)"""
+    vars(search).pop("_charged_shape", None)
+    if isinstance(search.cv, _CheckedFolds):
+        search.cv = search.cv.splitter
+    if isinstance(search.refit, ExponentialSelection):
+        search.refit.forget()
 
 
 class PrepaidGridSearchCV(_PrepaidSearchMixin, GridSearchCV):
@@ -1061,7 +1075,10 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
         Its mean cross-validated score (noise-free; absent with ``selection_epsilon``,
         as for any callable ``refit``).
     cv_results_ : dict
-        The search's results.
+        The search's results. Its scores are computed on the private rows without
+        noise, and are not private: publish ``best_estimator_`` (or the wrapper
+        after deleting ``cv_results_``), not the scores. The fitted search keeps no
+        row count, fold indices or fold class counts (dropped after the run).
     privacy_spent_ : list of budgets
         The entries charged to the accountant by the last fit, one per private fit:
         ``PrivacyBudget``, or an ``(epsilon, 0)`` entry with the same ``epsilon`` and

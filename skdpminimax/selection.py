@@ -93,6 +93,9 @@ class ExponentialSelection:
 
     def utilities(self, cv_results):
         """Each candidate's per-fold counts (module docstring), summed over the folds."""
+        if self.test_sizes is None:
+            raise RuntimeError("This selection has chosen already and kept no fold sizes: "
+                               "charge the search again.")
         scores = np.column_stack([np.asarray(cv_results[f"split{k}_test_score"], dtype=float)
                                   for k in range(len(self.test_sizes))])
         if self.scoring == "roc_auc":
@@ -116,9 +119,16 @@ class ExponentialSelection:
                                 random_state=np.random.RandomState(self.rng.integers(2**32)))
         return int(mechanism.randomise())
 
+    def forget(self):
+        """Drop the folds' sizes and pair counts (exact counts of the private rows)
+        once the choice is made; the selection can choose no more."""
+        self.n_splits = len(self.test_sizes)
+        self.test_sizes = self.pair_counts = None
+
     def __repr__(self):
+        n_splits = len(self.test_sizes) if self.test_sizes is not None else self.n_splits
         return (f"ExponentialSelection(epsilon={self.epsilon!r}, scoring={self.scoring!r}, "
-                f"n_splits={len(self.test_sizes)})")
+                f"n_splits={n_splits})")
 
 
 class OneClassFoldAUC:

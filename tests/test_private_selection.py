@@ -330,12 +330,14 @@ def test_a_search_chooses_by_auc_privately(data):
     X, y = data
     ledger = BudgetAccountant()
     grid = GridSearchCV(model(), GRID, cv=2, scoring="roc_auc")
-    search = PrivateSearchCV(grid, accountant=ledger, selection_epsilon=0.5).fit(X, y)
+    prepaid = charge_search(grid, X, y, accountant=ledger, selection_epsilon=0.5)
     assert ledger.spent_budget == [(1.0, 1e-5)] * 5 + [(0.5, 0)]
-    selection = search.search_.refit
+    selection = prepaid.refit
     assert isinstance(selection, ExponentialSelection) and selection.scoring == "roc_auc"
     assert selection.pair_counts.sum() <= np.sum(y == 1) * np.sum(y != 1)
-    assert search.best_params_ in [{"alpha": a} for a in GRID["alpha"]]
+    prepaid.fit(X, y)
+    assert prepaid.best_params_ in [{"alpha": a} for a in GRID["alpha"]]
+    assert selection.pair_counts is None  # dropped once the choice is made
 
 
 def test_auc_choice_refuses_targets_that_are_not_binary_before_the_charge(data):

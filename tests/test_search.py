@@ -66,10 +66,29 @@ def test_search_budgets_follow_candidate_epsilons(data):
     assert budgets[-1] == (2.0, 1e-5)  # the refit covers every candidate
 
 
+def _record_replayed_folds(monkeypatch):
+    """The folds a charged search replays (its pinned, checked folds), as a list of
+    ``(train, test)`` filled while it runs: the fitted search keeps only the splitter."""
+    from skdpminimax.search import _CheckedFolds
+
+    replayed = []
+    original_split = _CheckedFolds.split
+
+    def recording_split(self, *args, **kwargs):
+        replayed.clear()
+        for train, test in original_split(self, *args, **kwargs):
+            replayed.append((train.copy(), test.copy()))
+            yield train, test
+
+    monkeypatch.setattr(_CheckedFolds, "split", recording_split)
+    return replayed
+
+
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_private_search_charges_once_per_fit(data, n_jobs):
+def test_private_search_charges_once_per_fit(data, n_jobs, monkeypatch):
     X, y = data
     ledger = BudgetAccountant()
+    replayed = _record_replayed_folds(monkeypatch)
     search = PrivateSearchCV(grid_search(n_jobs=n_jobs), accountant=ledger).fit(X, y)
     assert ledger.spent_budget == expected_entries()
     assert [(b.epsilon, b.delta) for b in search.privacy_spent_] == expected_entries()
@@ -79,7 +98,7 @@ def test_private_search_charges_once_per_fit(data, n_jobs):
     assert search.best_estimator_.accountant is ledger
     assert not isinstance(search.search_.best_estimator_.accountant, PrepaidLedger)
     # The int cv was drawn as IndependentFolds; the reference replays those folds.
-    reference = grid_search(cv=search.search_.cv).fit(X, y)
+    reference = grid_search(cv=replayed).fit(X, y)
     assert search.best_params_ == reference.best_params_
     np.testing.assert_allclose(search.cv_results_["mean_test_score"],
                                reference.cv_results_["mean_test_score"])
@@ -221,12 +240,13 @@ def test_default_ledger_in_this_process_after_pickling_is_fine(data):
 
 # ---- a Dask cluster ----------------------------------------------------------------
 
-def test_dask_cluster_charges_once_per_fit(data):
+def test_dask_cluster_charges_once_per_fit(data, monkeypatch):
     distributed = pytest.importorskip("dask.distributed")
     from joblib import parallel_backend
 
     X, y = data
     ledger = BudgetAccountant()
+    replayed = _record_replayed_folds(monkeypatch)  # split in this process
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster):
@@ -236,7 +256,7 @@ def test_dask_cluster_charges_once_per_fit(data):
             with pytest.raises(LostLedgerError):
                 plain.fit(X, y)
     assert ledger.spent_budget == expected_entries()
-    assert search.best_params_ == grid_search(cv=search.search_.cv).fit(X, y).best_params_
+    assert search.best_params_ == grid_search(cv=replayed).fit(X, y).best_params_
 
 
 def test_pickling_stamps_the_copy_never_the_original(data):
@@ -419,22 +439,28 @@ def test_group_splitters_get_their_groups_in_the_fold_checks(data, routing):
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_unseeded_shuffled_folds_are_the_checked_ones(data, n_jobs):
+def test_unseeded_shuffled_folds_are_the_checked_ones(data, n_jobs, monkeypatch):
     # KFold(shuffle=True) without a seed draws new folds at every split: the search
     # would have run folds that were never checked. The prepaid search replays the
     # checked folds; a seeded splitter is left as it is.
     X, y = data
     ledger = BudgetAccountant()
-    prepaid = charge_search(grid_search(cv=KFold(2, shuffle=True), n_jobs=n_jobs), X, y,
+    splitter = KFold(2, shuffle=True)
+    prepaid = charge_search(grid_search(cv=splitter, n_jobs=n_jobs), X, y,
                             accountant=ledger)
-    checked = list(prepaid.cv.split(X, y))
+    pinned = prepaid.cv
+    checked = list(pinned.split(X, y))
     assert len(checked) == 2
     assert not np.array_equal(checked[0][0], np.arange(30))  # shuffled
+    replayed = _record_replayed_folds(monkeypatch)
     prepaid.fit(X, y)
     assert ledger.spent_budget == expected_entries()
-    assert all(np.array_equal(train, fold[0]) and np.array_equal(test, fold[1])
-               for (train, test), fold in zip(prepaid.cv.split(X, y), checked))
+    assert len(replayed) == 2 and all(
+        np.array_equal(train, fold[0]) and np.array_equal(test, fold[1])
+        for (train, test), fold in zip(replayed, checked))
     assert prepaid.cv_results_["split0_test_score"].shape == (2,)
+    # Run, the search keeps the splitter, not the folds' indices (a privacy review)
+    assert repr(prepaid.cv) == repr(splitter)
     seeded = KFold(2, shuffle=True, random_state=0)
     kept = charge_search(grid_search(cv=seeded), X, y, accountant=ledger).cv
     assert isinstance(kept, KFold) and repr(kept) == repr(seeded)
@@ -589,3 +615,20 @@ def test_an_estimator_with_another_accountant_than_the_search_is_refused(data):
     fresh = BudgetAccountant()
     PrivateSearchCV(grid_search(model()), accountant=fresh).fit(X, y)
     assert fresh.spent_budget == expected_entries()
+
+
+def test_a_run_search_keeps_no_row_count_fold_indices_or_fold_counts(data):
+    """A privacy review: a fitted PrivateSearchCV held the exact row count (the charged
+    shape), the replayed folds' indices and the private choice's fold sizes and class
+    pair counts, which its pickle would publish with the model."""
+    X, y = data
+    search = PrivateSearchCV(grid_search(cv=KFold(2, shuffle=True)),
+                             accountant=BudgetAccountant(), selection_epsilon=1.0).fit(X, y)
+    fitted = search.search_
+    assert not hasattr(fitted, "_charged_shape")
+    assert isinstance(fitted.cv, KFold)
+    assert fitted.refit.test_sizes is None and fitted.refit.pair_counts is None
+    assert "n_splits=2" in repr(fitted.refit)
+    with pytest.raises(RuntimeError, match="chosen already"):
+        fitted.refit(fitted.cv_results_)
+    assert search.predict(X).shape == (len(X),)
