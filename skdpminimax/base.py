@@ -524,7 +524,8 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
             planned=f"the run is planned on {declared} (its sampling rate and number of "
                     "steps)")
         warn_if_replayable(self.random_state, budget.epsilon)
-        spend(accountant, budget.epsilon, budget.delta)  # check and record under one lock
+        # check and record under one lock
+        spend(accountant, budget.epsilon, budget.delta, relation=relation)
         rng = resolve_rng(self.random_state)
         if size_budget is not None:
             size = private_size(n_samples, size_budget.epsilon, rng)

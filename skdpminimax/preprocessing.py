@@ -342,7 +342,8 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
             uses="divides by", revealed_by="n_samples_seen_",
             planned=f"the statistics are divided by {declared}")
 
-        spend(accountant, budget.epsilon, budget.delta)  # before the data are read
+        spend(accountant, budget.epsilon, budget.delta,  # before the data are read
+              relation="add/remove-one" if add_remove else "replace-one")
         rng = resolve_rng(self.random_state)
         if count_epsilon is not None:
             size = private_size(n_samples, count_epsilon, rng)  # exact at epsilon = inf

@@ -94,7 +94,13 @@ from skdpminimax.base import DPMinimaxEstimator
 from skdpminimax.folds import IndependentFolds, unstable_folds_reason
 from skdpminimax.preprocessing import DPStandardScaler
 from skdpminimax.privacy.budget import budget_entry, resolve_accountant
-from skdpminimax.privacy.ledger import LedgerGuardMixin, PrepaidLedger, fit_ledger, spend_all
+from skdpminimax.privacy.ledger import (
+    MIXED_RELATIONS_ADVICE,
+    LedgerGuardMixin,
+    PrepaidLedger,
+    fit_ledger,
+    spend_all,
+)
 from skdpminimax.selection import (
     SELECTION_SCORING,
     ExponentialSelection,
@@ -610,11 +616,7 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
             "relations: replace-one with the row count public (diffprivlib models, which "
             "publish it; DPStandardScaler(neighbouring='replace_one'); skdpminimax fits "
             "with a replace-one solver) and add/remove-one (Poisson-sampled skdpminimax "
-            "fits, DPStandardScaler's default). The charged sum holds under neither "
-            "relation (under replace-one an add/remove-one (epsilon, delta) step is only "
-            "(2 epsilon, (1 + e^epsilon) delta)-DP). Use one relation: "
-            "DPStandardScaler in front of the default fit, or replace-one steps only "
-            "(e.g. NoisySGDA(sampler='without_replacement')).",
+            "fits, DPStandardScaler's default), charged together. " + MIXED_RELATIONS_ADVICE,
             PrivacyLeakWarning,
         )
     add_remove = any(_relation_of_step(step) == "add/remove"

@@ -565,3 +565,37 @@ def test_a_zero_gradient_bound_is_explained_before_the_spend():
         DPSaddleEstimator(NoDualGradient, epsilon=1.0, data_norm=3.0, accountant=acc,
                           solver=NoisySGDA(batch_size=16)).fit(X)
     assert acc.spent_budget == []
+
+
+class RefusesLargeFirstFeature(CoupledMean):
+    """A user objective that raises on rows the stand-in batches (zero features) never
+    show: a first feature above 2.5."""
+
+    def per_example_grads(self, w, v, data):
+        if np.any(data.X[:, 0] > 2.5):
+            raise ValueError("feature 0 out of the range this objective accepts")
+        return super().per_example_grads(w, v, data)
+
+
+def test_a_row_the_objective_raises_on_counts_as_zero_after_the_spend():
+    """A privacy review: whether the fit raised (after the spend) told D from D plus a
+    canary row. The row now counts as zero, as a row with a NaN gradient does; every
+    other row of its batch still counts."""
+    X = np.clip(np.random.default_rng(3).normal(size=(200, 2)), -2.0, 2.0)
+    canary = np.array([[2.9, 0.0]])
+    solver = NoisySGDA(batch_size=None, n_iter=300, step_size=0.2, average="last")
+
+    def fit(rows, epsilon):
+        return DPSaddleEstimator(RefusesLargeFirstFeature, epsilon=epsilon, data_norm=3.0,
+                                 solver=solver, accountant=BudgetAccountant(),
+                                 random_state=0).fit(rows)
+
+    with_canary = fit(np.vstack([X, canary]), 1.0)
+    assert np.all(np.isfinite(with_canary.coef_))
+    assert with_canary.accountant.total()[0] == pytest.approx(1.0)
+    # Without noise, full batches: the canary is left out and every other row counts,
+    # so the fit is X's alone up to the mean's divisor (n + 1 for n; within 1% here,
+    # where counting the canary's gradient would move it by 19%).
+    exact = fit(np.vstack([X, canary]), np.inf).coef_
+    alone = fit(X, np.inf).coef_
+    assert np.linalg.norm(exact - alone) <= 0.01 * np.linalg.norm(alone)

@@ -460,3 +460,27 @@ def test_a_rows_only_check_refuses_what_the_parameters_alone_refuse():
         with pytest.raises(ValueError, match=match):
             scaler._check_fit(X, rows_only=True)
     assert ledger.spent_budget == []
+
+
+def test_a_ledger_warns_once_when_fits_outside_a_search_mix_relations():
+    """A privacy review: an add/remove-one scaler and a replace-one fit on one ledger,
+    in a plain Pipeline, warned nothing (only a search checked)."""
+    X_train, _, y_train, _ = _offset_data()
+    replace_one = NoisySGDA(sampler="without_replacement", step_size="scaled",
+                            n_epochs="auto")
+
+    def pipe(ledger, solver="sgda"):
+        return make_pipeline(
+            DPStandardScaler(epsilon=0.5, bounds=(40.0, 160.0), accountant=ledger,
+                             n_samples_budget=len(X_train), random_state=0),
+            DPAUCMaximizer(epsilon=1.0, delta=1e-5, data_norm=10.0, pos_ratio=0.3,
+                           accountant=ledger, solver=solver, random_state=0))
+
+    ledger = BudgetAccountant()
+    with pytest.warns(PrivacyLeakWarning, match="two neighbouring relations") as record:
+        pipe(ledger, replace_one).fit(X_train, y_train)
+    assert sum("two neighbouring relations" in str(w.message) for w in record) == 1
+    with warnings.catch_warnings():  # once per ledger
+        warnings.filterwarnings("error", ".*two neighbouring relations", PrivacyLeakWarning)
+        pipe(ledger, replace_one).fit(X_train, y_train)
+        pipe(BudgetAccountant()).fit(X_train, y_train)  # one relation: add/remove-one

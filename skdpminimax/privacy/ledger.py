@@ -23,10 +23,12 @@ Two pieces make that impossible:
 import os
 import secrets
 import threading
+import warnings
+import weakref
 from contextlib import contextmanager
 
 from diffprivlib.accountant import Budget, BudgetAccountant
-from diffprivlib.utils import BudgetError
+from diffprivlib.utils import BudgetError, PrivacyLeakWarning
 
 from skdpminimax.privacy.budget import resolve_accountant
 
@@ -39,10 +41,49 @@ __all__ = ["LedgerGuardMixin", "LostLedgerError", "PrepaidLedger", "fit_ledger",
 _SPEND_LOCK = threading.RLock()
 
 
-def spend(accountant, epsilon, delta):
-    """``accountant.spend(epsilon, delta)``, its check and its record as one step."""
+# The neighbouring relations this library's spends on a ledger were made under (held
+# weakly: a ledger's entry goes with it).
+_RELATIONS = weakref.WeakKeyDictionary()
+
+MIXED_RELATIONS_ADVICE = (
+    "Their sum then holds under neither relation (under replace-one an "
+    "add/remove-one (epsilon, delta) step is only (2 epsilon, (1 + e^epsilon) delta)-DP; "
+    "under add/remove-one a replace-one step publishes the row count). Use one "
+    "relation: DPStandardScaler in front of the default fit, or replace-one steps only "
+    "(e.g. NoisySGDA(sampler='without_replacement')).")
+
+
+def spend(accountant, epsilon, delta, relation=None):
+    """``accountant.spend(epsilon, delta)``, its check and its record as one step.
+
+    ``relation``: the neighbouring relation the spend's guarantee holds for
+    (``"add/remove-one"`` or ``"replace-one"``). The first spend of the other relation
+    on the same ledger warns (:class:`PrivacyLeakWarning`): on the same data, their
+    sum is a guarantee under neither. A prepaid ledger is left to its search, which
+    checks its candidates' relations before the charge.
+    """
     with _SPEND_LOCK:
-        return accountant.spend(epsilon, delta)
+        result = accountant.spend(epsilon, delta)
+        mixed = relation is not None and _note_relation(accountant, relation)
+    if mixed:
+        warnings.warn(
+            f"This accountant now holds spends under two neighbouring relations, "
+            f"add/remove-one and replace-one (this fit: {relation}). If they read the same "
+            f"data: {MIXED_RELATIONS_ADVICE}", PrivacyLeakWarning)
+    return result
+
+
+def _note_relation(accountant, relation):
+    """Record ``relation`` for ``accountant``; whether the ledger now first mixes two."""
+    if isinstance(accountant, PrepaidLedger):
+        return False
+    try:
+        seen = _RELATIONS.setdefault(accountant, set())
+    except TypeError:  # a ledger that cannot be referenced weakly: not tracked
+        return False
+    first_mix = relation not in seen and len(seen) == 1
+    seen.add(relation)
+    return first_mix
 
 
 def spend_all(accountant, entries):

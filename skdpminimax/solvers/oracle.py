@@ -255,7 +255,11 @@ class NoisyGradientOracle:
         given noise row (from :meth:`noise_block`; ``None`` without noise)."""
         batch = self.data.take(idx)
         if batch.n_samples:
-            sw, sv = self.objective.clipped_grad_sums(w, v, batch, self.clip_w, self.clip_v)
+            try:
+                sw, sv = self.objective.clipped_grad_sums(w, v, batch, self.clip_w,
+                                                          self.clip_v)
+            except Exception:  # noqa: BLE001 -- whether a fit fails must not be an output
+                sw, sv = self._sums_of_rows_that_evaluate(w, v, batch)
         else:  # an empty Poisson batch: its sums are zero, whatever the objective does
             sw, sv = np.zeros(np.size(w)), np.zeros(np.size(v))
         g_w = sw * self.inv_normalizer  # new arrays: the objective's are left untouched
@@ -268,6 +272,22 @@ class NoisyGradientOracle:
         g_w += rw
         g_v += rv
         return g_w, g_v
+
+    def _sums_of_rows_that_evaluate(self, w, v, batch):
+        """The batch's clipped sums, row by row, a row the objective raises on counting
+        as zero, as a row with a NaN gradient does. After the spend an exception would
+        be an output that one row decides (a user objective that refuses a value the
+        stand-in batches did not hold); each row still adds at most its clip."""
+        sw, sv = np.zeros(np.size(w)), np.zeros(np.size(v))
+        for i in range(batch.n_samples):
+            try:
+                rw, rv = self.objective.clipped_grad_sums(w, v, batch.take(np.array([i])),
+                                                          self.clip_w, self.clip_v)
+            except Exception:  # noqa: BLE001
+                continue
+            sw += rw
+            sv += rv
+        return sw, sv
 
     def __call__(self, w, v, idx):
         """Noisy gradients at ``(w, v)`` on rows ``idx``, drawing the noise as needed."""
