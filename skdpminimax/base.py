@@ -28,8 +28,8 @@ replacement, disjoint batches, output perturbation) both data sets have the same
 size, so the data's own ``n_samples`` is safe. Under add/remove-one (Poisson
 sampling, the default of ``NoisySGDA``) the size itself tells a neighbour from the
 other, so every public quantity is planned on a *public size*: a private count of
-the rows (two-sided geometric mechanism, sensitivity 1, ``n_samples_budget *
-epsilon`` of the budget, pure DP), a public size the user declares
+the rows (two-sided geometric mechanism, sensitivity 1, ``n_samples_budget`` times
+the epsilon left after the constants' share, pure DP), a public size the user declares
 (``n_samples_budget=N``), or ``len(X)`` with ``n_samples_budget="public"`` (which
 warns: the plan then reveals the size). The class ratio and group counts are then
 bounded by, and divided by, that size. A released size at most the batch size gives
@@ -85,9 +85,10 @@ MAX_DATA_NORM = 1e150
 _SHARED_PARAMETER_DOCS = """    n_samples_budget : float in (0, 1), int >= 1 or "public", default=0.05
         Under add/remove-one neighbours (Poisson sampling, the default) the number
         of examples is private, and the solver plans its sampling rate and number of
-        steps on a released size: a private count with ``n_samples_budget *
-        epsilon`` of the budget (its error is about ``1 / (n_samples_budget *
-        epsilon)`` rows: at the default 5% and epsilon = 1 about 20, a few percent of
+        steps on a released size: a private count with ``n_samples_budget`` times
+        the epsilon left after the class ratio's or group counts' share (its error is
+        about ``1 / (n_samples_budget * epsilon)`` rows: at the default 5% and
+        epsilon = 1 about 20, a few percent of
         a few hundred rows; the earlier default, 1%, left small data sets planning on
         sizes far off, docs/benchmarks.md). An int is a public size to plan on (for
         example a published data set's size), the same whichever neighbour is fitted:
