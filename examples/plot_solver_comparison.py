@@ -65,7 +65,7 @@ for name, make in solvers.items():
     aucs, evals, start = [], [], time.perf_counter()
     for seed in seeds:
         solver = CountingSolver(make(), evals)
-        model = DPAUCMaximizer(epsilon=1.0, delta=1e-5, data_norm=8.0, pos_ratio=0.37,
+        model = DPAUCMaximizer(epsilon=1.0, delta=1e-5, data_norm=8.0,
                                solver=solver, random_state=seed)
         model.fit(X_train, y_train)
         aucs.append(roc_auc_score(y_test, model.decision_function(X_test)))
