@@ -315,3 +315,21 @@ def test_a_budget_no_multiplier_certifies_is_refused_before_the_spend():
     est = DPAUCMaximizer(epsilon=1.0, delta=1e-20, data_norm=4.0, accountant=accountant,
                          random_state=0).fit(X, y)
     assert est.calibration_.accounting == "rdp"
+
+
+def test_without_replacement_keeps_the_orders_where_its_bound_falls_with_the_noise():
+    """A probe: dp_accounting's without-replacement RDP bound levels off above order
+    ~256 (near q per step whatever the noise), and with much noise or a tiny delta the
+    window around the Poisson run's best order held only such orders: the certified
+    epsilon rose with the noise (z = 300 -> 1000: 0.066 -> 10.7 at delta = 1e-6) and
+    no multiplier certified epsilon = 2 at delta = 1e-60 on 569 rows (the bound's
+    floor there, ~0.9-1 from its low orders, was out of the window's reach)."""
+    sampler = make_sampler("without_replacement", 569, 64)
+    low, high = (certified_epsilon(sampler, z, 100, 1e-6, "rdp") for z in (300.0, 1000.0))
+    assert high <= low < 0.1
+    z = calibrate_noise_multiplier(sampler, 100, 2.0, 1e-60, accounting="rdp").noise_multiplier
+    assert certified_epsilon(sampler, z, 100, 1e-60, "rdp") <= 2.0
+    # Where the bound cannot reach the target at any noise, the refusal says how far
+    # it gets and what certifies smaller budgets.
+    with pytest.raises(ValueError, match=r"bound there: epsilon = 0\.0\d+.*Poisson sampler"):
+        calibrate_noise_multiplier(sampler, 134, 0.02, 1e-6, accounting="rdp")
