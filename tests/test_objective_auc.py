@@ -103,3 +103,24 @@ def test_closed_form_saddle_in_a_b_alpha():
 def test_invalid_pos_ratio():
     with pytest.raises(ValueError, match="pos_ratio"):
         SquareLossAUC(3, pos_ratio=1.0, data_norm=1.0, radius=1.0)
+
+
+def test_a_row_whose_score_overflows_adds_nothing_to_the_clipped_sums():
+    """An accounting audit: an MLP score that overflowed to inf got clip factor 0 but
+    weight inf, and inf * 0 turned the whole primal sum into NaN (the fit then failed
+    after the spend, revealing the row). It needs weights of norm ~1e154 (a radius that
+    large); the row must add nothing, as clip_factors says."""
+    from skdpminimax.objectives.base import SaddleData
+    from skdpminimax.objectives.scorers import MLPScorer
+
+    objective = SquareLossAUC(2, 0.5, 3.0, 1e160, scorer=MLPScorer(hidden_units=1))
+    w = np.concatenate([np.array([1.0, 0.0, 0.0, 1.0]) * 1e154, [0.0, 0.0]])
+    X = np.array([[1e-3, 0.0], [2e-3, 0.0], [3.0, 0.0]])  # the last row's score overflows
+    data = objective.prepare(SaddleData(X, np.array([1.0, -1.0, 1.0])))
+    with np.errstate(all="ignore"):
+        without = objective.clipped_grad_sums(w, np.zeros(1), data.take(np.array([0, 1])),
+                                              5.0, 1.0)
+        with_row = objective.clipped_grad_sums(w, np.zeros(1), data, 5.0, 1.0)
+    for block_without, block_with in zip(without, with_row):
+        assert np.all(np.isfinite(block_with))
+    np.testing.assert_array_equal(with_row[0], without[0])

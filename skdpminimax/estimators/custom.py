@@ -118,8 +118,13 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     (:class:`~skdpminimax.objectives.SaddleObjective`). The objective's
     ``check_data(y, groups)`` runs before anything is spent: the built-in objectives
     refuse a ``y`` (or group codes) outside the domain their bounds are proved on
-    (``y`` in ``{-1, +1}`` for ``SquareLossAUC`` and logistic losses). Group labels are treated as
-    public; the size is handled as in :mod:`skdpminimax.base` (``n_samples_budget``).
+    (``y`` in ``{-1, +1}`` for ``SquareLossAUC`` and logistic losses). Group labels and,
+    with ``task="classification"``, the class labels are treated as public (as
+    ``classes_`` in scikit-learn and diffprivlib): ``classes_``, the number of classes
+    the objective is built for and the model's shape follow the labels present in
+    ``y``, so a label held by one example alone is published; map rare labels to
+    public classes first. The size is handled as in :mod:`skdpminimax.base`
+    (``n_samples_budget``).
 
     Examples
     --------

@@ -25,7 +25,7 @@ import numpy as np
 from skdpminimax.objectives.base import SaddleObjective
 from skdpminimax.objectives.losses import check_plus_minus_one
 from skdpminimax.objectives.scorers import LinearScorer, MLPScorer
-from skdpminimax.privacy.mechanisms import clip_factors, squared_row_norms
+from skdpminimax.privacy.mechanisms import clip_factors, scaled_by_factors, squared_row_norms
 from skdpminimax.sets import Box, L2Ball, ProductSet
 
 __all__ = ["SquareLossAUC"]
@@ -135,11 +135,14 @@ class SquareLossAUC(SaddleObjective):
         norms = np.hypot(g_h * grad_h_norms, g_centre)  # hypot: no overflow
         scale = clip_factors(norms, clip_w)
         sw = np.empty(self.n_theta + 2)
-        sw[: self.n_theta] = self.scorer.weighted_grad_sum(theta, data.X, g_h * scale, **kw)
-        centre = g_centre * scale
+        sw[: self.n_theta] = self.scorer.weighted_grad_sum(
+            theta, data.X, scaled_by_factors(g_h, scale), **kw)
+        centre = scaled_by_factors(g_centre, scale)
         total, signed = centre.sum(), centre @ data.y
         sw[self.n_theta] = 0.5 * (total + signed)  # positives' sum
         sw[self.n_theta + 1] = 0.5 * (total - signed)  # negatives' sum
+        # clipped to [-clip_v, clip_v]; a NaN (an overflowed score) adds 0
+        g_alpha = np.nan_to_num(g_alpha, nan=0.0, posinf=np.inf, neginf=-np.inf)
         sv = np.minimum(clip_v, np.maximum(-clip_v, g_alpha)).sum(keepdims=True)
         return sw, sv
 

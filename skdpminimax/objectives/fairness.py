@@ -30,7 +30,7 @@ import numpy as np
 from skdpminimax.objectives.base import SaddleObjective
 from skdpminimax.objectives.group_dro import check_group_codes, check_group_ratios
 from skdpminimax.objectives.losses import LinearModel, SquaredLoss
-from skdpminimax.privacy.mechanisms import clip_factors
+from skdpminimax.privacy.mechanisms import clip_factors, scaled_by_factors
 from skdpminimax.sets import Box, L2Ball
 
 __all__ = ["DemographicParityRegression"]
@@ -120,7 +120,7 @@ class DemographicParityRegression(SaddleObjective):
         G = self.loss.score_grads(Z, data.y) + s[:, None]
         norms = np.abs(G[:, 0]) * self.model.row_norms(data.X)
         scale = clip_factors(norms, clip_w)
-        sw = self.model.weighted_grad_sum(data.X, G * scale[:, None])
+        sw = self.model.weighted_grad_sum(data.X, scaled_by_factors(G, scale))
         # An example's dual gradient is (a, -a) with a = h (e_g / pi_g - 1): its norm
         # after dividing by the clips c (one scalar, or one per coordinate from
         # typical_dual_clips) is |h| sqrt(((1/pi_g - 1)^2 - 1) k_g + sum_a k_a), with
@@ -131,7 +131,7 @@ class DemographicParityRegression(SaddleObjective):
         k = clips[:K] ** -2.0 + clips[K:] ** -2.0
         h = Z[:, 0]
         wnorm = np.abs(h) * np.sqrt(((inv_pi - 1.0) ** 2 - 1.0) * k[data.groups] + k.sum())
-        hc = h * clip_factors(wnorm, 1.0)
+        hc = scaled_by_factors(h, clip_factors(wnorm, 1.0))
         gplus = np.bincount(data.groups, weights=hc * inv_pi, minlength=K) - hc.sum()
         return sw, np.concatenate([gplus, -gplus])
 

@@ -29,7 +29,7 @@ from skdpminimax.objectives.losses import (
     MultinomialLoss,
     SquaredLoss,
 )
-from skdpminimax.privacy.mechanisms import clip_factors
+from skdpminimax.privacy.mechanisms import clip_factors, scaled_by_factors
 from skdpminimax.sets import L2Ball, Simplex
 
 __all__ = ["GroupDRO", "check_group_ratios"]
@@ -166,11 +166,12 @@ class GroupDRO(SaddleObjective):
         coef = weight[:, None] * G
         norms = np.linalg.norm(coef, axis=1) * self.model.row_norms(data.X)
         scale = clip_factors(norms, clip_w)
-        sw = self.model.weighted_grad_sum(data.X, coef * scale[:, None])
+        sw = self.model.weighted_grad_sum(data.X, scaled_by_factors(coef, scale))
         # One scalar clip, or one per group (typical_dual_clips): an example's dual
         # gradient is its group's coordinate only, so the ellipsoidal clip is a min.
         cap = clip_v if np.ndim(clip_v) == 0 else np.asarray(clip_v)[data.groups]
-        gq = np.minimum(losses * inv_pi, cap)  # losses are >= 0
+        # losses are >= 0; an infinite one is capped, a NaN one (an overflow) adds 0
+        gq = np.minimum(np.nan_to_num(losses * inv_pi, nan=0.0, posinf=np.inf), cap)
         sv = np.bincount(data.groups, weights=gq, minlength=self.n_groups).astype(float)
         return sw, sv
 

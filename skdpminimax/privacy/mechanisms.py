@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from diffprivlib.mechanisms import Geometric, GeometricTruncated
 
 __all__ = ["clip_factors", "clip_rows", "clipped_sum", "private_count", "private_size",
+           "scaled_by_factors",
            "row_norms", "squared_row_norms"]
 
 
@@ -98,6 +99,19 @@ def clip_factors(norms, bound):
     with np.errstate(invalid="ignore"):
         factors = np.minimum(1.0, bound / np.maximum(norms, 1e-300))
     return np.where(np.isfinite(norms), factors, 0.0)
+
+
+def scaled_by_factors(values, factors):
+    """``values`` scaled row by row by clip ``factors`` (``values`` of shape ``(m,)`` or
+    ``(m, k)``), and exactly 0 where a factor is 0: a row that :func:`clip_factors`
+    zeroed (its norm overflowed or is NaN) adds nothing even where its own values are
+    infinite (``inf * 0`` is NaN, which would turn the whole sum into NaN)."""
+    factors = np.asarray(factors, dtype=float)
+    if np.ndim(values) == 2:
+        factors = factors[:, None]
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = values * factors
+    return np.where(factors > 0, scaled, 0.0)
 
 
 def _row_norms(rows):
