@@ -283,7 +283,9 @@ class NoisyGradientOracle:
             try:
                 rw, rv = self.objective.clipped_grad_sums(w, v, batch.take(np.array([i])),
                                                           self.clip_w, self.clip_v)
-            except Exception:  # noqa: BLE001
+                rw = np.asarray(rw, dtype=float).reshape(sw.shape)
+                rv = np.asarray(rv, dtype=float).reshape(sv.shape)
+            except Exception:  # noqa: BLE001 -- a row that fails in any way adds 0
                 continue
             sw += rw
             sv += rv
