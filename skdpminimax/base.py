@@ -67,7 +67,11 @@ from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOp
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from skdpminimax._compat import validate_data
-from skdpminimax.objectives.base import SaddleData, check_shapes_on_stand_in
+from skdpminimax.objectives.base import (
+    SaddleData,
+    check_on_the_rows,
+    check_shapes_on_stand_in,
+)
 from skdpminimax.privacy.budget import MAX_FINITE_EPSILON, PrivacyBudget
 from skdpminimax.privacy.calibration import check_certifiable
 from skdpminimax.privacy.ledger import LedgerGuardMixin, spend
@@ -492,6 +496,9 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         # The objective on stand-in batches (check_shapes_on_stand_in), so that a user
         # objective's failure or wrong shape is refused here rather than in the solver.
         check_shapes_on_stand_in(probe, X.shape[1], targets, task_data.get("groups"))
+        if self._objective_writes_rows:  # a user's objective: also on the rows themselves
+            check_on_the_rows(probe, SaddleData(clip_rows(X, data_norm, copy=True), targets,
+                                                task_data.get("groups")))
         # (a subclass without the parameter gets its default: a private size)
         size_spec = getattr(self, "n_samples_budget", DEFAULT_N_SAMPLES_BUDGET)
         declared = _declared_size(size_spec)

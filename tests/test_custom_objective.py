@@ -577,25 +577,39 @@ class RefusesLargeFirstFeature(CoupledMean):
         return super().per_example_grads(w, v, data)
 
 
-def test_a_row_the_objective_raises_on_counts_as_zero_after_the_spend():
-    """A privacy review: whether the fit raised (after the spend) told D from D plus a
-    canary row. The row now counts as zero, as a row with a NaN gradient does; every
-    other row of its batch still counts."""
+def test_an_objective_that_fails_on_a_training_row_is_refused_before_the_spend():
+    """A privacy review: whether the fit raised, after the spend, told D from D plus a
+    canary row the objective refuses. It is now refused before anything is spent."""
     X = np.clip(np.random.default_rng(3).normal(size=(200, 2)), -2.0, 2.0)
     canary = np.array([[2.9, 0.0]])
-    solver = NoisySGDA(batch_size=None, n_iter=300, step_size=0.2, average="last")
+    ledger = BudgetAccountant()
+    est = DPSaddleEstimator(RefusesLargeFirstFeature, epsilon=1.0, data_norm=3.0,
+                            accountant=ledger, random_state=0)
+    with pytest.raises(ValueError, match="fails on the training rows at its start point"):
+        est.fit(np.vstack([X, canary]))
+    assert ledger.spent_budget == [] and not hasattr(est, "coef_")
+    est.fit(X)  # the same objective on rows it accepts
+    assert ledger.spent_budget == [(1.0, 1e-5)]
 
-    def fit(rows, epsilon):
-        return DPSaddleEstimator(RefusesLargeFirstFeature, epsilon=epsilon, data_norm=3.0,
-                                 solver=solver, accountant=BudgetAccountant(),
-                                 random_state=0).fit(rows)
 
-    with_canary = fit(np.vstack([X, canary]), 1.0)
-    assert np.all(np.isfinite(with_canary.coef_))
-    assert with_canary.accountant.total()[0] == pytest.approx(1.0)
-    # Without noise, full batches: the canary is left out and every other row counts,
-    # so the fit is X's alone up to the mean's divisor (n + 1 for n; within 1% here,
-    # where counting the canary's gradient would move it by 19%).
-    exact = fit(np.vstack([X, canary]), np.inf).coef_
-    alone = fit(X, np.inf).coef_
-    assert np.linalg.norm(exact - alone) <= 0.01 * np.linalg.norm(alone)
+def test_a_row_the_objective_raises_on_during_the_fit_counts_as_zero():
+    """The oracle's fallback (a row can fail at a point reached later in the fit): the
+    batch is evaluated again row by row and the failing row adds nothing, the others
+    their clipped gradients; nothing raises after the spend."""
+    from skdpminimax.objectives.base import SaddleData
+    from skdpminimax.privacy.samplers import make_sampler
+    from skdpminimax.solvers.oracle import NoisyGradientOracle
+
+    X = np.clip(np.random.default_rng(3).normal(size=(50, 2)), -2.0, 2.0)
+    objective = RefusesLargeFirstFeature(2, 3.0)
+    w, v = np.array([0.3, -0.2]), np.array([0.1])
+
+    def grads(rows):
+        oracle = NoisyGradientOracle(objective, SaddleData(rows), make_sampler("full", 51),
+                                     (0.0, 0.0), 1.0, 1.0, np.random.default_rng(0))
+        return oracle.noisy_grads(w, v, None, None)
+
+    with_canary = grads(np.vstack([X, [[2.9, 0.0]]]))
+    alone = grads(X)  # the same sums over the same normaliser (51)
+    for block_with, block_alone in zip(with_canary, alone):
+        np.testing.assert_allclose(block_with, block_alone)

@@ -121,6 +121,32 @@ def check_shapes_on_stand_in(objective, n_features, y=None, groups=None):
                     f"{np.shape(w)} and {np.shape(v)}. Nothing was spent.")
 
 
+def check_on_the_rows(objective, data, chunk_rows=4096):
+    """Refuse, before any spend, a (user) objective that raises on the training rows at
+    its start point: ``prepare`` and ``clipped_grad_sums`` on every row, a chunk of
+    rows at a time.
+
+    During the fit a row the objective raises on counts as zero (the oracle's
+    fallback), so such an objective would otherwise be fitted silently on fewer rows,
+    or on none. Like the input checks, the refusal reads the data before the spend and
+    speaks to whoever fits; it says which exception, not which row.
+    """
+    w, v = objective.init_params(np.random.default_rng(0))
+    w, v = np.asarray(w, dtype=float), np.asarray(v, dtype=float)
+    try:
+        prepared = prepare_data(objective, data)
+        for start in range(0, prepared.n_samples, chunk_rows):
+            rows = np.arange(start, min(start + chunk_rows, prepared.n_samples))
+            objective.clipped_grad_sums(w, v, prepared.take(rows), 1.0, 1.0)
+    except Exception as exc:  # noqa: BLE001 - in the fit it would silently drop rows
+        raise ValueError(
+            f"{type(objective).__name__} fails on the training rows at its start point "
+            f"before anything is spent: {type(exc).__name__}: {exc}. In a fit, a row it "
+            "fails on would count as zero (fitted on the other rows, or on noise alone). "
+            "Make the objective accept every row the public bounds allow."
+        ) from exc
+
+
 class SaddleData:
     """The validated training data handed to a solver.
 
