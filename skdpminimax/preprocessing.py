@@ -342,8 +342,8 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
             uses="divides by", revealed_by="n_samples_seen_",
             planned=f"the statistics are divided by {declared}")
 
-        spend(accountant, budget.epsilon, budget.delta,  # before the data are read
-              relation="add/remove-one" if add_remove else "replace-one")
+        # before the data are read
+        spend(accountant, budget.epsilon, budget.delta, relation=self._relation)
         rng = resolve_rng(self.random_state)
         if count_epsilon is not None:
             size = private_size(n_samples, count_epsilon, rng)  # exact at epsilon = inf
@@ -377,6 +377,12 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         self.sensitivity_ = float(sens)
         self.lower_, self.upper_ = lower, upper
         self.privacy_spent_ = budget
+
+    @property
+    def _relation(self):
+        """The release's neighbouring relation in the library's words (the samplers'
+        ``neighboring_relation``): ``"add/remove-one"`` or ``"replace-one"``."""
+        return "add/remove-one" if self.neighbouring == "add_remove" else "replace-one"
 
     def _check_params(self):
         """The checks on the parameters alone (``_checked`` and a rows-only

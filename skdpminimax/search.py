@@ -619,7 +619,7 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
             "fits, DPStandardScaler's default), charged together. " + MIXED_RELATIONS_ADVICE,
             PrivacyLeakWarning,
         )
-    add_remove = any(_relation_of_step(step) == "add/remove"
+    add_remove = any(_relation_of_step(step) == "add/remove-one"
                      for steps in candidate_steps for step in steps)
     unstable = unstable_folds_reason(cv, add_remove)
     if unstable is not None and any(candidate_steps):
@@ -712,27 +712,28 @@ def _final_step(estimator):
 
 
 def _relation_of_step(step):
-    """``"add/remove"``, ``"replace"`` or ``None`` (unknown): the neighbouring relation a
-    private step's guarantee holds for, read from its settings (a heuristic for the
-    solvers). diffprivlib's models are replace-one with the size public; the scaler says
-    which; an estimator is add/remove-one when its solver samples Poisson batches."""
+    """``"add/remove-one"``, ``"replace-one"`` or ``None`` (unknown): the neighbouring
+    relation a private step's guarantee holds for, read from its settings (a heuristic
+    for the solvers). diffprivlib's models are replace-one with the size public; the
+    scaler says which; an estimator is add/remove-one when its solver samples Poisson
+    batches."""
     if isinstance(step, DPStandardScaler):
-        return "add/remove" if step.neighbouring == "add_remove" else "replace"
+        return step._relation
     if not isinstance(step, DPMinimaxEstimator):
-        return "replace"
+        return "replace-one"
     try:
         solver = step._resolve_solver()
     except (TypeError, ValueError):
         return None  # the fit will refuse it; no warning to give here
     poisson = (getattr(solver, "sampler", None) == "poisson"
                and getattr(solver, "batch_size", None) is not None)
-    return "add/remove" if poisson else "replace"
+    return "add/remove-one" if poisson else "replace-one"
 
 
 def _mixes_relations(candidate_steps):
     """Whether a candidate holds private steps of both relations (a heuristic read from
     the solvers' settings)."""
-    return any({"add/remove", "replace"} <= {_relation_of_step(step) for step in steps}
+    return any({"add/remove-one", "replace-one"} <= {_relation_of_step(step) for step in steps}
                for steps in candidate_steps)
 
 
