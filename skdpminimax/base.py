@@ -394,9 +394,11 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
     # Sparse X (converted to CSR) for the built-in objectives, whose linear algebra
     # handles it; DPSaddleEstimator's user objectives get dense arrays.
     _accept_sparse = "csr"
-    # The built-in objectives only read data.X; user objectives may write into it
-    # (a prepare that normalises rows in place), so they get a copy (clip_rows).
-    _objective_writes_rows = False
+    # Whether the objective is the user's. The built-in objectives only read data.X and
+    # evaluate on every row the bounds allow; a user's may write into X (a prepare that
+    # normalises rows in place), so it gets a copy (clip_rows), and may fail on a real
+    # row, so it is first run on the rows themselves (check_on_the_rows).
+    _user_objective = False
 
     _parameter_constraints = {
         "n_samples_budget": [Interval(Real, 0, 1, closed="neither"),
@@ -496,7 +498,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         # The objective on stand-in batches (check_shapes_on_stand_in), so that a user
         # objective's failure or wrong shape is refused here rather than in the solver.
         check_shapes_on_stand_in(probe, X.shape[1], targets, task_data.get("groups"))
-        if self._objective_writes_rows:  # a user's objective: also on the rows themselves
+        if self._user_objective:  # also on the rows themselves, before the spend
             check_on_the_rows(probe, SaddleData(clip_rows(X, data_norm, copy=True), targets,
                                                 task_data.get("groups")))
         # (a subclass without the parameter gets its default: a private size)
@@ -544,7 +546,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         _warn_if_delta_too_large(budget, size)
         constants = self._private_constants(targets, task_data, constants_budget, rng)
         objective = self._make_objective(X.shape[1], data_norm, constants)
-        data = SaddleData(clip_rows(X, data_norm, copy=self._objective_writes_rows),
+        data = SaddleData(clip_rows(X, data_norm, copy=self._user_objective),
                           targets, task_data.get("groups"),
                           public_size=size if planned_apart else None)
         result = solver.solve(objective, data, train_budget, rng)

@@ -134,7 +134,7 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     __metadata_request__fit = {"sensitive_features": True}
 
     _accept_sparse = False  # user objectives see dense arrays
-    _objective_writes_rows = True  # ... of their own: the caller's X stays untouched
+    _user_objective = True  # copied rows (the caller's X stays untouched), checked
 
     _parameter_constraints = {
         **DPMinimaxEstimator._parameter_constraints,
