@@ -14,6 +14,10 @@ What differs from the paper, on purpose (see docs/benchmarks.md):
   public row-norm bound (1 on ijcnn1, 20 on images), the MLP at 5 (primal) and 1
   (dual), each shrunk by the noise rule below;
 * the class ratio ``p`` is released privately (5% of epsilon), not read off the data;
+* every release of a private cell (the class ratio's count, the per-feature
+  statistics below) is composed with the training in one PLD, which certifies the
+  cell's whole ``(epsilon, delta)`` (the library's ``composition="pld"`` and
+  ``composed_with``; "-pld" tags): the training gets nearly all of epsilon;
 * rows clipped to a public ``data_norm``; where the paper read per-feature statistics
   off the training set (standardisation of the images, min-max scaling of ijcnn1),
   the linear image models and the ijcnn1 MLP release them privately (one Gaussian
@@ -68,7 +72,10 @@ sys.path.insert(0, str(ROOT))
 from skdpminimax import DPAUCMaximizer  # noqa: E402
 from skdpminimax.datasets import PUBLIC_PIXEL_STATS, load_ijcnn1, load_mnist_binary  # noqa: E402
 from skdpminimax.preprocessing import clipped_moment_sums, moment_sensitivity  # noqa: E402
-from skdpminimax.privacy import PrivacyBudget  # noqa: E402
+from diffprivlib import BudgetAccountant  # noqa: E402
+
+from skdpminimax.base import _own_share  # noqa: E402
+from skdpminimax.privacy import PrivacyBudget, Release, spend_release  # noqa: E402
 from skdpminimax.privacy.calibration import analytic_gaussian_sigma  # noqa: E402
 from skdpminimax.solvers import NoisySGDA  # noqa: E402
 
@@ -368,7 +375,9 @@ def restandardise_privately(method, dataset, X_train, X_test, epsilon, delta, se
     in ``[0, 1]``; ijcnn1: as loaded) standardised per feature with
     :func:`private_feature_stats` at the data set's share of the budget (ijcnn1 then
     rescaled to one common std keeping the released total variance); returns the rows
-    and the fit's remaining ``(epsilon, delta)``."""
+    and the release as a :class:`~skdpminimax.privacy.Release` (its share of the
+    budget and its Gaussian's multiplier, noise std over sensitivity), for the fit to
+    compose with."""
     if dataset in PUBLIC_PIXEL_STATS:
         centre, scale = PUBLIC_PIXEL_STATS[dataset]
     else:
@@ -387,8 +396,10 @@ def restandardise_privately(method, dataset, X_train, X_test, epsilon, delta, se
         std_floor=STD_FLOOR[dataset])
     if dataset in TRACE_SCALED:
         std = std / math.sqrt(np.mean(std ** 2))  # common std sqrt(mean(std^2))
-    return ((raw_train - mean) / std, (raw_test - mean) / std,
-            epsilon - eps_stats, delta - delta_stats)
+    multiplier = (stats_sigma(eps_stats, delta_stats, clip, means_only)
+                  / moment_sensitivity(clip, with_std=not means_only))
+    release = Release(eps_stats, delta_stats, gaussian_multipliers=(multiplier,))
+    return (raw_train - mean) / std, (raw_test - mean) / std, release
 
 def sgda_schedule(method, dataset):
     """``(schedule, average)`` of DP-SGDA (``"sgda-mlp"`` or ``"sgda-linear"``) on
@@ -460,6 +471,14 @@ PRIVATE_CELL_TAGS = {("nseg", dataset): "-rng6"
 FEATURE_STATS_TAGS = {"mnist": "-rng7", "fashion-mnist": "-rng8", "ijcnn1": "-mlp10"}
 
 
+# How a private cell's releases (the class ratio's count, the feature statistics) share
+# its budget with the training: "pld", composed with it in one PLD (the library's
+# default), whose rows carry COMPOSITION_TAG; "basic", the shares added (every row
+# logged before the tag).
+COMPOSITION = "pld"
+COMPOSITION_TAG = "-pld"
+
+
 # The Original column moved from the DP cells' epochs and rates to the paper's "Ori"
 # ones (Table 4) after the tables above had been run: its own suffix ("-ori": Ori
 # epochs and rates; "-ori2": also no clipping, for linear DP-SGDA only).
@@ -472,9 +491,10 @@ def config_tag(method, epsilon=1.0, dataset=None, delta=None):
     tag = CELL_TAGS.get(key, MLP_TAG if method == "sgda-mlp" else LINEAR_TAG)
     if math.isinf(epsilon):
         return CONFIG_TAG + tag + ORIGINAL_TAGS[method]
+    joint = COMPOSITION_TAG if COMPOSITION == "pld" else ""
     if delta is not None and releases_feature_stats(method, dataset, epsilon, delta):
-        return CONFIG_TAG + FEATURE_STATS_TAGS[dataset]
-    return CONFIG_TAG + PRIVATE_CELL_TAGS.get(key, tag)
+        return CONFIG_TAG + FEATURE_STATS_TAGS[dataset] + joint
+    return CONFIG_TAG + PRIVATE_CELL_TAGS.get(key, tag) + joint
 
 
 def load(dataset, data_dir, positive_classes=POSITIVE_CLASSES):
@@ -514,6 +534,20 @@ def make_solver(method, steps, epochs, clip, clip_v=None, dataset=None):
     return NoisySGDA(**common, schedule=schedule, average=average)
 
 
+def training_budget(solver, model, probe, n_samples, budget):
+    """The budget ``model``'s fit hands ``solver`` (size declared public): the rest
+    after its releases' shares, or with ``composition="pld"`` the whole budget with
+    the releases to compose with. The library's own steps (``_own_share``,
+    ``_split_budget``, ``_preceding_events``) on a data-free dry run."""
+    releases = model._composed_releases()
+    constants, rest = model._split_budget(_own_share(budget, releases))
+    dry_run = solver.calibrate(probe, n_samples, PrivacyBudget(math.inf, budget.delta))
+    preceding = model._preceding_events(solver, dry_run, budget, releases, None, constants)
+    if preceding is None:
+        return rest
+    return PrivacyBudget(budget.epsilon, budget.delta, preceding=preceding)
+
+
 def noise_energies(solver, model, n_samples, n_features, budget):
     """``(d (z_w s / m)^2, d_v (z_v s / m)^2)``: the noise energy of one step relative to
     the clipped gradient's, primal and dual (``d`` / ``d_v`` the block dimensions,
@@ -522,8 +556,8 @@ def noise_energies(solver, model, n_samples, n_features, budget):
     public class ratio 1/2)."""
     if not budget.is_private:
         return 0.0, 0.0
-    _, train_budget = model._split_budget(budget)
     probe = model._make_objective(n_features, model.data_norm, {"pos_ratio": 0.5})
+    train_budget = training_budget(solver, model, probe, n_samples, budget)
     z_w, z_v = solver.calibrate(probe, n_samples, train_budget).block_noise_multipliers
     return probe.n_primal * (z_w / BATCH) ** 2, probe.n_dual * (z_v / BATCH) ** 2
 
@@ -591,10 +625,12 @@ def run_cell(method, dataset, epsilon, delta, seed, data):
     hyper = PAPER_HYPER[(method, dataset)]
     p_public = public_pos_ratio(dataset)
     original = math.isinf(epsilon)
-    cell_epsilon, cell_delta = epsilon, delta  # what the cell is reported at
+    ledger, releases = BudgetAccountant(), []  # the cell's ledger: its total is the cell's
     if releases_feature_stats(method, dataset, epsilon, delta, n):
-        X_train, X_test, epsilon, delta = restandardise_privately(
+        X_train, X_test, release = restandardise_privately(
             method, dataset, X_train, X_test, epsilon, delta, seed)
+        spend_release(ledger, release)
+        releases.append(release)
     # The Original column: the paper's "Ori" epochs and rates (Table 4).
     steps = converted_steps(method, dataset, n, p_public, original)
     epochs = hyper["ori_epochs" if original else "epochs"]
@@ -643,6 +679,11 @@ def run_cell(method, dataset, epsilon, delta, seed, data):
         # neighbour is planned on (nothing spent; the plan does not read len(X)).
         n_samples_budget=len(X_train),
         random_state=seed,
+        # The cell's (epsilon, delta) is the total of the releases and the fit, whose
+        # training is calibrated on their composition (one PLD).
+        composition=COMPOSITION,
+        composed_with=releases or None,
+        accountant=ledger,
     )
     energy = adapt_to_noise(method, solver, model, n, X_train.shape[1],
                              PrivacyBudget(epsilon, model.delta))
@@ -652,15 +693,16 @@ def run_cell(method, dataset, epsilon, delta, seed, data):
     auc = 100.0 * roc_auc_score(y_test, model.decision_function(X_test))
     cal = model.calibration_
     return {
-        "method": method, "dataset": dataset, "epsilon": cell_epsilon, "delta": cell_delta,
-        "seed": seed, "fit_budget": [epsilon, delta],
+        "method": method, "dataset": dataset, "epsilon": epsilon, "delta": delta,
+        "seed": seed,
+        "fit_budget": [model.privacy_spent_.epsilon, model.privacy_spent_.delta],
         "auc": auc, "seconds": seconds, "n_iter": int(model.n_iter_),
         "z": float(cal.noise_multiplier),
         "z_blocks": [float(z) for z in (cal.block_noise_multipliers or (0.0, 0.0))],
         "step_size": [solver.get_params()["step_size"],
                       solver.get_params().get("dual_step_size", solver.get_params()["step_size"])],
         "clip": solver.get_params()["clip_w"], "noise_energy": energy,
-        "config": config_tag(method, cell_epsilon, dataset, cell_delta),
+        "config": config_tag(method, epsilon, dataset, delta),
     }
 
 

@@ -61,7 +61,8 @@ from skdpminimax.base import (
 )
 from skdpminimax.privacy.budget import MAX_FINITE_EPSILON, PrivacyBudget
 from skdpminimax.privacy.calibration import analytic_gaussian_sigma
-from skdpminimax.privacy.ledger import LedgerGuardMixin, spend
+from skdpminimax.privacy.composition import Release
+from skdpminimax.privacy.ledger import LedgerGuardMixin, spend, spend_release
 from skdpminimax.privacy.mechanisms import clip_rows, private_size
 
 __all__ = ["DPStandardScaler", "clipped_moment_sums", "moment_sensitivity"]
@@ -239,6 +240,13 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         The bounds used.
     privacy_spent_ : PrivacyBudget
         What the fit spent.
+    release_ : Release or None
+        The release as a :class:`~skdpminimax.privacy.Release` record (its Gaussian
+        and, with a private size, its count), charged on the ledger as such: pass it
+        to the estimator fitted next on these rows, ``composed_with=[scaler.release_]``,
+        with that estimator's ``(epsilon, delta)`` raised to the total, and the two
+        are composed in one PLD (less noise for the same total). ``None`` under
+        replace-one or at ``epsilon = inf``.
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features,)
@@ -342,8 +350,13 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
             uses="divides by", revealed_by="n_samples_seen_",
             planned=f"the statistics are divided by {declared}")
 
-        # before the data are read
-        spend(accountant, budget.epsilon, budget.delta, relation=self._relation)
+        # before the data are read; an add/remove-one release is charged as one that a
+        # later fit may compose with (release_)
+        release = self._release(count_epsilon, sens, sigma)
+        if release is None:
+            spend(accountant, budget.epsilon, budget.delta, relation=self._relation)
+        else:
+            spend_release(accountant, release)
         rng = resolve_rng(self.random_state)
         if count_epsilon is not None:
             size = private_size(n_samples, count_epsilon, rng)  # exact at epsilon = inf
@@ -377,6 +390,7 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         self.sensitivity_ = float(sens)
         self.lower_, self.upper_ = lower, upper
         self.privacy_spent_ = budget
+        self.release_ = release
 
     @property
     def _relation(self):
@@ -399,6 +413,15 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
             count_epsilon = self.epsilon * self.n_samples_budget
             _check_count_epsilon("n_samples_budget", count_epsilon)
         return declared, count_epsilon
+
+    def _release(self, count_epsilon, sens, sigma):
+        """The fit's release as a :class:`~skdpminimax.privacy.Release` (add/remove-one,
+        finite epsilon), else ``None``."""
+        if self._relation != "add/remove-one" or not math.isfinite(self.epsilon):
+            return None
+        return Release(self.epsilon, self.delta,
+                       gaussian_multipliers=(sigma / sens,) if sigma > 0 else (),
+                       count_epsilons=() if count_epsilon is None else (count_epsilon,))
 
     def _checked(self, X, reset):
         """Everything ``fit`` checks and plans before its spend: ``(X, lower, upper,

@@ -76,11 +76,18 @@ def test_restandardisation_splits_the_budget_and_inverts_the_public_constants(da
     X = _pixels(d=784)
     centre, scale = PUBLIC_PIXEL_STATS[dataset]
     public = (X - centre) / scale
-    Xtr, Xte, eps, delta = repro.restandardise_privately("sgda-linear", dataset, public,
-                                                         public[:10], 0.5, 1e-6, seed=3)
+    Xtr, Xte, release = repro.restandardise_privately("sgda-linear", dataset, public,
+                                                      public[:10], 0.5, 1e-6, seed=3)
     share = repro.FEATURE_STATS_SHARE[dataset]
-    assert eps == pytest.approx(0.5 * (1 - share))
-    assert delta == pytest.approx(1e-6 * (1 - repro.FEATURE_STATS_DELTA_SHARE))
+    assert release.epsilon == pytest.approx(0.5 * share)
+    assert release.delta == pytest.approx(1e-6 * repro.FEATURE_STATS_DELTA_SHARE)
+    # its Gaussian as noise std over sensitivity, recomputed independently
+    c = repro.FEATURE_STATS_CLIP[dataset] * 28.0
+    means_only = repro.FEATURE_STATS[("sgda-linear", dataset)] == "means"
+    sens = c if means_only else math.sqrt(2.0) * c
+    expected = analytic_gaussian_sigma(release.epsilon, release.delta, sens) / sens
+    assert release.gaussian_multipliers == pytest.approx((expected,), rel=1e-6)
+    assert release.count_epsilons == ()
     mean, std = repro.private_feature_stats(
         X, 0.5 * share, 1e-6 * repro.FEATURE_STATS_DELTA_SHARE,
         np.random.default_rng([3, 2022]), repro.FEATURE_STATS_CLIP[dataset] * 28.0,
@@ -137,9 +144,9 @@ def test_release_is_made_only_where_its_noise_is_small():
 
 def test_ijcnn1_rows_get_one_common_std_that_keeps_the_released_total_variance():
     X = _signed_features()
-    Xtr, Xte, eps, delta = repro.restandardise_privately("sgda-mlp", "ijcnn1", X, X[:7],
-                                                         1.0, 1e-6, seed=5)
-    assert (eps, delta) == (pytest.approx(0.95), pytest.approx(0.9e-6))
+    Xtr, Xte, release = repro.restandardise_privately("sgda-mlp", "ijcnn1", X, X[:7],
+                                                      1.0, 1e-6, seed=5)
+    assert (release.epsilon, release.delta) == (pytest.approx(0.05), pytest.approx(1e-7))
     mean, std = repro.private_feature_stats(
         X, 0.05, 1e-7, np.random.default_rng([5, 2022]), 1.2, low=-1.0, std_floor=0.05)
     common = math.sqrt(np.mean(std ** 2))
@@ -156,11 +163,38 @@ def test_ijcnn1_rows_get_one_common_std_that_keeps_the_released_total_variance()
 
 
 def test_config_tags_follow_the_release():
-    assert repro.config_tag("sgda-mlp", 1.0, "ijcnn1", 1e-6) == "v3-mlp10"
-    assert repro.config_tag("sgda-mlp", 0.1, "ijcnn1", 1e-4) == "v3-mlp9"
+    assert repro.config_tag("sgda-mlp", 1.0, "ijcnn1", 1e-6) == "v3-mlp10-pld"
+    assert repro.config_tag("sgda-mlp", 0.1, "ijcnn1", 1e-4) == "v3-mlp9-pld"
     assert repro.config_tag("sgda-mlp", math.inf, "ijcnn1") == "v3-mlp9-ori"
-    assert repro.config_tag("sgda-linear", 0.1, "mnist", 1e-6) == "v3-rng7"
-    assert repro.config_tag("nseg", 10.0, "fashion-mnist", 1e-4) == "v3-rng8"
+    assert repro.config_tag("sgda-linear", 0.1, "mnist", 1e-6) == "v3-rng7-pld"
+    assert repro.config_tag("nseg", 10.0, "fashion-mnist", 1e-4) == "v3-rng8-pld"
     assert repro.config_tag("sgda-linear", math.inf, "mnist") == "v3-rng5-ori2"
-    assert repro.config_tag("sgda-linear", 1.0, "ijcnn1", 1e-6) == "v3-rng4"
-    assert repro.config_tag("nseg", 1.0, "ijcnn1", 1e-6) == "v3-rng6"
+    assert repro.config_tag("sgda-linear", 1.0, "ijcnn1", 1e-6) == "v3-rng4-pld"
+    assert repro.config_tag("nseg", 1.0, "ijcnn1", 1e-6) == "v3-rng6-pld"
+
+
+@pytest.mark.parametrize("composition", ["pld", "basic"])
+def test_the_noise_rule_sees_the_noise_the_fit_gets(composition, monkeypatch):
+    """adapt_to_noise plans on training_budget: the same multipliers as the fit's
+    own calibration, with a feature-statistics release composed or not."""
+    monkeypatch.setattr(repro, "COMPOSITION", composition)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(3000, 16))
+    y = (X[:, 0] + 0.3 * rng.normal(size=3000) > 0.5).astype(int)
+    from diffprivlib import BudgetAccountant
+    from skdpminimax import DPAUCMaximizer
+    from skdpminimax.privacy import Release, spend_release
+    ledger = BudgetAccountant()
+    release = Release(0.05, 1e-7, gaussian_multipliers=(
+        analytic_gaussian_sigma(0.05, 1e-7, 1.0),))
+    spend_release(ledger, release)
+    solver = repro.make_solver("sgda-linear", (0.05, 0.05), 2, 1.0, 0.1)
+    model = DPAUCMaximizer(epsilon=0.5, delta=1e-6, data_norm=4.0, solver=solver,
+                           n_samples_budget=len(X), random_state=0, accountant=ledger,
+                           composition=composition, composed_with=[release])
+    probe = model._make_objective(16, 4.0, {"pos_ratio": 0.5})
+    planned = solver.calibrate(probe, len(X), repro.training_budget(
+        solver, model, probe, len(X), repro.PrivacyBudget(0.5, 1e-6)))
+    model.fit(X, y)
+    assert model.calibration_.block_noise_multipliers == planned.block_noise_multipliers
+    assert len(model.calibration_.composed_with) == (2 if composition == "pld" else 0)

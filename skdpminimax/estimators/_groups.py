@@ -11,6 +11,7 @@ from numbers import Integral, Number, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from skdpminimax.privacy.composition import count_event
 from skdpminimax.privacy.mechanisms import private_count
 from skdpminimax.solvers import NoisySGDA, resolve_solver
 
@@ -319,6 +320,12 @@ class GroupRatiosMixin:
         if self._public_group_ratios is not None:
             return None, budget
         return budget.split(self.group_ratios_budget)
+
+    def _constants_events(self, constants_budget):
+        # Add/remove-one (the only relation composed): a row is in one group's count,
+        # so the histogram is one discrete Laplace at the per-count epsilon, which is
+        # the share's whole epsilon there (_private_constants).
+        return () if constants_budget is None else (count_event(constants_budget.epsilon),)
 
     def _public_constants(self, targets, task_data):
         if self._public_group_ratios is not None:

@@ -12,6 +12,7 @@ from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, share
 from skdpminimax.estimators._groups import without_negative_zeros
 from skdpminimax.objectives.auc import SquareLossAUC
 from skdpminimax.objectives.scorers import LinearScorer, MLPScorer
+from skdpminimax.privacy.composition import count_event
 from skdpminimax.privacy.mechanisms import noisy_counts, private_count
 from skdpminimax.solvers import NoisySGDA, resolve_solver
 
@@ -204,7 +205,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         solver="sgda",
         accountant=None,
         random_state=None,
-        n_samples_budget=DEFAULT_N_SAMPLES_BUDGET,
+        n_samples_budget=DEFAULT_N_SAMPLES_BUDGET, composition="pld", composed_with=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -220,6 +221,8 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         self.accountant = accountant
         self.random_state = random_state
         self.n_samples_budget = n_samples_budget
+        self.composition = composition
+        self.composed_with = composed_with
 
     def fit(self, X, y):
         """Fit the private AUC maximiser.
@@ -256,6 +259,10 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         if self.pos_ratio is not None:
             return None, budget
         return budget.split(self.pos_ratio_budget)
+
+    def _constants_events(self, constants_budget):
+        # one count (private_count): the discrete Laplace at the share's epsilon
+        return () if constants_budget is None else (count_event(constants_budget.epsilon),)
 
     def _public_constants(self, targets, task_data):
         return {"pos_ratio": 0.5 if self.pos_ratio is None else float(self.pos_ratio)}

@@ -145,7 +145,8 @@ class DPSaddleEstimator(DPMinimaxEstimator):
 
     def __init__(self, objective_factory, objective_params=None, epsilon=1.0, delta=1e-5, *,
                  data_norm=None, solver="sgda", accountant=None, random_state=None,
-                 n_samples_budget=DEFAULT_N_SAMPLES_BUDGET, task=None):
+                 n_samples_budget=DEFAULT_N_SAMPLES_BUDGET, composition="pld",
+                 composed_with=None, task=None):
         self.task = task
         self.objective_factory = objective_factory
         self.objective_params = objective_params
@@ -156,6 +157,8 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         self.accountant = accountant
         self.random_state = random_state
         self.n_samples_budget = n_samples_budget
+        self.composition = composition
+        self.composed_with = composed_with
 
     def fit(self, X, y=None, *, sensitive_features=None):
         """Solve the objective privately on ``(X, y, sensitive_features)``.

@@ -179,7 +179,8 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
                  data_norm=None, radius=10.0, alpha=1e-4, dual_reg="auto", tolerance=0.05,
                  multiplier_bound=1.0, group_ratios=None, group_ratios_budget=0.05,
                  fit_intercept=True, clip_predictions=True, solver="sgda", accountant=None,
-                 random_state=None, n_samples_budget=DEFAULT_N_SAMPLES_BUDGET):
+                 random_state=None, n_samples_budget=DEFAULT_N_SAMPLES_BUDGET,
+                 composition="pld", composed_with=None):
         self.epsilon = epsilon
         self.delta = delta
         self.constraint = constraint
@@ -198,6 +199,8 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         self.accountant = accountant
         self.random_state = random_state
         self.n_samples_budget = n_samples_budget
+        self.composition = composition
+        self.composed_with = composed_with
 
     def fit(self, X, y, *, sensitive_features=None):
         """Fit the private group-fair regressor.

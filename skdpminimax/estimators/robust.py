@@ -161,7 +161,8 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     def __init__(self, epsilon=1.0, delta=1e-5, *, data_norm=None, radius=10.0, alpha=1e-4,
                  dual_reg=0.1, dual_center="uniform", group_ratios=None, group_ratios_budget=0.05, fit_intercept=True,
                  solver="sgda", accountant=None, random_state=None,
-                 n_samples_budget=DEFAULT_N_SAMPLES_BUDGET):
+                 n_samples_budget=DEFAULT_N_SAMPLES_BUDGET, composition="pld",
+                 composed_with=None):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -176,6 +177,8 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         self.accountant = accountant
         self.random_state = random_state
         self.n_samples_budget = n_samples_budget
+        self.composition = composition
+        self.composed_with = composed_with
 
     def fit(self, X, y, *, sensitive_features=None):
         """Fit the private worst-group classifier.

@@ -8,8 +8,9 @@ from skdpminimax.privacy.calibration import (
     certified_epsilon,
     split_noise_multiplier,
 )
+from skdpminimax.privacy.composition import Release, count_event, gaussian_event
 from skdpminimax.privacy.gdp import gdp_delta, gdp_epsilon
-from skdpminimax.privacy.ledger import LostLedgerError, PrepaidLedger
+from skdpminimax.privacy.ledger import LostLedgerError, PrepaidLedger, spend_release
 from skdpminimax.privacy.mechanisms import clip_rows, clipped_sum, private_count
 from skdpminimax.privacy.samplers import (
     DisjointBatches,
@@ -28,6 +29,10 @@ __all__ = [
     "calibrate_noise_multiplier",
     "certified_epsilon",
     "split_noise_multiplier",
+    "Release",
+    "count_event",
+    "gaussian_event",
+    "spend_release",
     "gdp_delta",
     "gdp_epsilon",
     "LostLedgerError",

@@ -2,8 +2,10 @@
 
 A :class:`PrivacyBudget` is an ``(epsilon, delta)`` pair. Within one ``fit`` it is
 split by basic composition (a slice for a private statistic such as the class ratio,
-the rest for the solver); across fits it is spent on a diffprivlib
-:class:`~diffprivlib.BudgetAccountant`, which composes the entries.
+the rest for the solver), or handed to the solver whole with the other releases it
+must be composed with (``preceding``, :mod:`skdpminimax.privacy.composition`);
+across fits it is spent on a diffprivlib :class:`~diffprivlib.BudgetAccountant`,
+which composes the entries.
 """
 
 from dataclasses import dataclass
@@ -52,10 +54,16 @@ class PrivacyBudget:
         Privacy loss bound, > 0. ``np.inf`` means the computation is not private.
     delta : float
         Failure probability, in (0, 1).
+    preceding : tuple of dp_accounting DpEvent, default=()
+        Releases (add/remove-one) that ``(epsilon, delta)`` covers *together with* the
+        computation the budget is handed to: that computation must calibrate its noise
+        on their composition with its own releases (one PLD), and a solver that
+        cannot must not take such a budget (``composes_preceding``).
     """
 
     epsilon: float
     delta: float
+    preceding: tuple = ()
 
     def __post_init__(self):
         check_epsilon_delta(self.epsilon, self.delta)
@@ -73,6 +81,8 @@ class PrivacyBudget:
         """
         if not 0 < fraction < 1:
             raise ValueError(f"fraction must be in (0, 1), got {fraction}.")
+        if self.preceding:  # the slice would not be covered by the composed releases
+            raise ValueError("A budget composed with preceding releases cannot be split.")
         if not self.is_private:
             return PrivacyBudget(np.inf, self.delta), self
         first = fraction * self.epsilon

@@ -28,6 +28,7 @@ import numpy as np
 from dp_accounting import pld, rdp
 from scipy import optimize
 
+from skdpminimax.privacy.composition import describe_events
 from skdpminimax.privacy.gdp import gaussian_sigma, gdp_delta
 from skdpminimax.privacy.samplers import make_sampler
 
@@ -90,6 +91,11 @@ class NoiseCalibration:
         ``i`` has multiplier ``noise_ratios[i % k] * noise_multiplier`` (and the
         blocks' multipliers scale alike). ``(1.0,)``: every release alike. NSEG's
         ``(r, 1.0)`` puts ``r`` times the noise on its extrapolation releases.
+    composed_with : tuple of str
+        The other releases (the fit's counts, releases made before it) whose
+        composition with this run ``epsilon`` certifies, by name
+        (:func:`~skdpminimax.privacy.composition.describe_events`); ``()``: the run
+        alone.
     """
 
     noise_multiplier: float
@@ -104,6 +110,7 @@ class NoiseCalibration:
     block_noise_multipliers: tuple = ()
     n_compositions: int = 0
     noise_ratios: tuple = (1.0,)
+    composed_with: tuple = ()
 
     def to_dict(self):
         return asdict(self)
@@ -127,7 +134,7 @@ def _check_noise_ratios(noise_ratios, n_steps):
 
 
 def certified_epsilon(sampler, noise_multiplier, n_steps, delta, accounting="pld",
-                      pld_interval=1e-4, noise_ratios=(1.0,)):
+                      pld_interval=1e-4, noise_ratios=(1.0,), preceding=()):
     """Epsilon at ``delta`` of ``n_steps`` sampled Gaussian steps of joint multiplier ``z``.
 
     Parameters
@@ -143,23 +150,35 @@ def certified_epsilon(sampler, noise_multiplier, n_steps, delta, accounting="pld
     noise_ratios : tuple of float, default=(1.0,)
         Release ``i`` has multiplier ``noise_ratios[i % k] * z`` (``k`` the length;
         ``n_steps`` must be a multiple of it), each on its own batch.
+    preceding : tuple of DpEvent, default=()
+        Other releases composed with the run (PLD and add/remove-one only; see
+        :mod:`skdpminimax.privacy.composition`): the epsilon is their composition's.
     """
     return _certify(sampler, noise_multiplier, n_steps, delta, accounting, pld_interval,
-                    noise_ratios)[0]
+                    noise_ratios, tuple(preceding))[0]
+
+
+def _check_preceding(sampler, accounting, preceding):
+    """Refuse releases to compose with where the accountant cannot compose them."""
+    if preceding and (accounting != "pld" or sampler.neighboring_relation != "add/remove-one"):
+        raise ValueError(
+            "Releases composed with a run need the PLD accountant and add/remove-one "
+            f"neighbours; this run is {sampler.neighboring_relation} with {accounting!r}.")
 
 
 def _certify(sampler, noise_multiplier, n_steps, delta, accounting, pld_interval,
-             noise_ratios):
+             noise_ratios, preceding=()):
     """``(epsilon, accounting used)``: as :func:`certified_epsilon`, except that below
     ``_PLD_DELTA_FLOOR`` the PLD can certify nothing (``inf``: ``delta`` below the tail
     mass it truncates) at some multipliers and not at others, so there the smaller of
     the PLD and RDP bounds is taken where the sampler admits both: each is an upper
     bound on the run's epsilon, so their minimum is one, and it decreases with the noise
-    as each does (the search for the multiplier needs that)."""
+    as each does (the search for the multiplier needs that). Not with ``preceding``
+    (the RDP accountant has no discrete Laplace): the PLD alone certifies there."""
     epsilon = _certify_with(sampler, noise_multiplier, n_steps, delta, accounting,
-                            pld_interval, noise_ratios)
+                            pld_interval, noise_ratios, preceding)
     if (accounting == "pld" and delta < _PLD_DELTA_FLOOR and noise_multiplier > 0
-            and "rdp" in sampler.accountings):
+            and "rdp" in sampler.accountings and not preceding):
         by_rdp = _certify_with(sampler, noise_multiplier, n_steps, delta, "rdp",
                                pld_interval, noise_ratios)
         if by_rdp < epsilon:
@@ -168,8 +187,9 @@ def _certify(sampler, noise_multiplier, n_steps, delta, accounting, pld_interval
 
 
 def _certify_with(sampler, noise_multiplier, n_steps, delta, accounting, pld_interval,
-                  noise_ratios):
+                  noise_ratios, preceding=()):
     ratios = _check_noise_ratios(noise_ratios, n_steps)
+    _check_preceding(sampler, accounting, preceding)
     if noise_multiplier <= 0:
         return math.inf
     if accounting not in sampler.accountings:
@@ -178,6 +198,8 @@ def _certify_with(sampler, noise_multiplier, n_steps, delta, accounting, pld_int
             f"use one of {sampler.accountings}."
         )
     event = _composed_event(sampler, noise_multiplier, n_steps, ratios)
+    if preceding:
+        event = dp_accounting.ComposedDpEvent([*preceding, event])
     # dp_accounting logs (through absl) every low RDP order it drops as
     # non-convergent; dropping an order only loosens the bound, so mute that noise.
     logger = logging.getLogger("absl")
@@ -198,6 +220,14 @@ def _certify_with(sampler, noise_multiplier, n_steps, delta, accounting, pld_int
         return float(accountant.get_epsilon(delta))
     finally:
         logger.setLevel(level)
+
+
+def releases_epsilon(events, delta):
+    """Epsilon at ``delta`` of ``events`` (add/remove-one) alone, by the PLD: what
+    releases to be composed with a run use of a budget before the run adds any."""
+    accountant = pld.PLDAccountant(value_discretization_interval=1e-4)
+    accountant.compose(dp_accounting.ComposedDpEvent(list(events)))
+    return float(accountant.get_epsilon(delta))
 
 
 def check_certifiable(epsilon, delta):
@@ -284,7 +314,24 @@ def _gdp_guess(sampler, n_steps, epsilon, delta):
     return 1.0 / math.sqrt(math.log1p(mu * mu / (q * q * k)))
 
 
-def _search_multiplier(epsilon_of, epsilon, guess):
+# The PLD of a Gaussian of multiplier z spans about 1 / z^2 + 16 / z in privacy loss;
+# the accountant stores that span in steps of its interval. Below the z at which that
+# is this many points (a few seconds an evaluation) the search does not look: three
+# Poisson steps at rate 1e-3 and epsilon = 2 went down to z = 7e-4, 1e9 points, 8 GB
+# and a MemoryError (after the spend where the size is released). It returns that z
+# if it certifies: a noise too small to matter, where any smaller z would do as well.
+_MAX_PLD_POINTS = 1_000_000
+
+
+def _smallest_multiplier(accounting, interval):
+    """The smallest z the noise search evaluates (see ``_MAX_PLD_POINTS``)."""
+    if accounting != "pld":
+        return 1e-6
+    u = -8.0 + math.sqrt(64.0 + _MAX_PLD_POINTS * interval)  # u = 1 / z
+    return max(1e-6, 1.0 / u)
+
+
+def _search_multiplier(epsilon_of, epsilon, guess, smallest=1e-6):
     """Smallest z (within ``_REL_TOL``) with ``epsilon_of(z) <= epsilon``; returns that z.
 
     ``epsilon_of`` is decreasing. A bracket is grown geometrically around ``guess``,
@@ -292,18 +339,21 @@ def _search_multiplier(epsilon_of, epsilon, guess):
     so a few evaluations suffice) with the Illinois rule, steps kept at least a
     fraction of the tolerance inside the bracket, and a bisection whenever a step did
     not halve the bracket (so never slower than bisection by more than 2x). The
-    returned end always certifies.
+    returned end always certifies. No z below ``smallest`` is evaluated: if
+    ``smallest`` certifies, it is returned.
     """
     def excess(z):  # > 0: too little noise
         e = epsilon_of(z)
         return math.inf if e == math.inf else math.log(max(e, 1e-300) / epsilon)
 
-    z, factor = float(guess), 1.1
+    z, factor = max(float(guess), smallest), 1.1
     f = excess(z)
     if f <= 0:
         hi, f_hi = z, f
         while True:
-            z /= factor
+            if z <= smallest:
+                return hi
+            z = max(z / factor, smallest)
             if z < 1e-6:
                 return hi
             f = excess(z)
@@ -353,7 +403,8 @@ def _search_multiplier(epsilon_of, epsilon, guess):
 
 
 @functools.lru_cache(maxsize=256)
-def _calibrate_cached(sampler_key, n_steps, epsilon, delta, accounting, noise_ratios=(1.0,)):
+def _calibrate_cached(sampler_key, n_steps, epsilon, delta, accounting, noise_ratios=(1.0,),
+                      preceding=()):
     """``(z, certified epsilon at z)`` for a sampler described by its key."""
     name, n, m = sampler_key
     sampler = make_sampler(name, n, m)
@@ -363,11 +414,13 @@ def _calibrate_cached(sampler_key, n_steps, epsilon, delta, accounting, noise_ra
     # accountant call composes the whole run.
     @functools.lru_cache(maxsize=None)
     def certify(z):
-        return _certify(sampler, z, n_steps, delta, accounting, interval, noise_ratios)
+        return _certify(sampler, z, n_steps, delta, accounting, interval, noise_ratios,
+                        preceding)
 
     try:
         z = _search_multiplier(lambda z: certify(z)[0], epsilon,
-                               _gdp_guess(sampler, n_steps, epsilon, delta))
+                               _gdp_guess(sampler, n_steps, epsilon, delta),
+                               _smallest_multiplier(accounting, interval))
     except ValueError as exc:  # say for which budget and run
         hint = ("; dp_accounting's bound for sampling without replacement levels off at "
                 "small epsilon: the default Poisson sampler (add/remove-one, PLD) or full "
@@ -380,7 +433,7 @@ def _calibrate_cached(sampler_key, n_steps, epsilon, delta, accounting, noise_ra
 
 
 def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld",
-                               noise_ratios=(1.0,)):
+                               noise_ratios=(1.0,), preceding=()):
     """Smallest joint noise multiplier whose certified epsilon is ``<= epsilon``.
 
     Parameters
@@ -399,6 +452,11 @@ def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld
     noise_ratios : tuple of float, default=(1.0,)
         Release ``i`` has multiplier ``noise_ratios[i % k] * z`` (see
         :func:`certified_epsilon`); the returned ``z`` is the multiplier of ratio 1.
+    preceding : tuple of DpEvent, default=()
+        Other releases that ``(epsilon, delta)`` covers with the run (see
+        :mod:`skdpminimax.privacy.composition`): ``z`` is the smallest at which their
+        composition with the run is ``(epsilon, delta)``-DP. PLD and add/remove-one
+        only.
 
     Returns
     -------
@@ -411,11 +469,14 @@ def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld
     sampler.releases_per_example(n_steps)  # raises if the sampler cannot serve n_steps
     if accounting not in sampler.accountings:
         accounting = sampler.accountings[0]
+    preceding = tuple(preceding)
+    _check_preceding(sampler, accounting, preceding)
     if math.isinf(epsilon):
         z, certified = 0.0, math.inf
     else:
         z, certified, accounting = _calibrate_cached(
-            sampler.key(), n_steps, float(epsilon), float(delta), accounting, noise_ratios)
+            sampler.key(), n_steps, float(epsilon), float(delta), accounting, noise_ratios,
+            preceding)
         if certified > epsilon:  # cannot happen by construction; never release if it does
             raise RuntimeError("Noise calibration failed to certify the target epsilon.")
     return NoiseCalibration(
@@ -430,6 +491,7 @@ def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld
         delta=float(delta),
         n_compositions=sampler.releases_per_example(n_steps),
         noise_ratios=noise_ratios,
+        composed_with=describe_events(preceding),
     )
 
 

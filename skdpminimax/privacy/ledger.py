@@ -33,7 +33,7 @@ from diffprivlib.utils import BudgetError, PrivacyLeakWarning
 from skdpminimax.privacy.budget import resolve_accountant
 
 __all__ = ["LedgerGuardMixin", "LostLedgerError", "PrepaidLedger", "fit_ledger", "spend",
-           "spend_all"]
+           "spend_all", "spend_release"]
 
 # diffprivlib's spend checks the budget, then appends: two threads fitting on one
 # accountant could both pass the check and exceed the budget together. Every spend of
@@ -53,7 +53,13 @@ MIXED_RELATIONS_ADVICE = (
     "(e.g. NoisySGDA(sampler='without_replacement')).")
 
 
-def spend(accountant, epsilon, delta, relation=None):
+# The releases (composition.Release tokens) charged on a ledger by spend_release, and
+# those a fit has composed with (held weakly, like _RELATIONS).
+_CHARGED_RELEASES = weakref.WeakKeyDictionary()
+_REDEEMED_RELEASES = weakref.WeakKeyDictionary()
+
+
+def spend(accountant, epsilon, delta, relation=None, redeems=()):
     """``accountant.spend(epsilon, delta)``, its check and its record as one step.
 
     ``relation``: the neighbouring relation the spend's guarantee holds for
@@ -61,9 +67,22 @@ def spend(accountant, epsilon, delta, relation=None):
     on the same ledger warns (:class:`PrivacyLeakWarning`): on the same data, their
     sum is a guarantee under neither. A prepaid ledger is left to its search, which
     checks its candidates' relations before the charge.
+
+    ``redeems``: the :class:`~skdpminimax.privacy.composition.Release` records the
+    spending fit composes with (its ``composed_with``), whose charge counts towards
+    its guarantee. Each must have been charged on this ledger
+    (:func:`spend_release`) and not be redeemed already: a release composed with two
+    fits would make the ledger's sum under-count. Checked, then marked, under the
+    spend's lock; nothing is spent when a check fails. On a prepaid ledger they are
+    not checked: its search charged every fit its whole ``epsilon`` in advance.
     """
     with _SPEND_LOCK:
+        tracked = redeems and not isinstance(accountant, PrepaidLedger)
+        if tracked:
+            _check_redeemable(accountant, redeems)
         result = accountant.spend(epsilon, delta)
+        if tracked:
+            _REDEEMED_RELEASES.setdefault(accountant, set()).update(r.token for r in redeems)
         mixed = relation is not None and _note_relation(accountant, relation)
     if mixed:
         warnings.warn(
@@ -71,6 +90,47 @@ def spend(accountant, epsilon, delta, relation=None):
             f"add/remove-one and replace-one (this fit: {relation}). If they read the same "
             f"data: {MIXED_RELATIONS_ADVICE}", PrivacyLeakWarning)
     return result
+
+
+def spend_release(accountant, release):
+    """Charge a :class:`~skdpminimax.privacy.composition.Release` on ``accountant``
+    (its ``(epsilon, delta)``, add/remove-one), so that one later fit on this ledger
+    may compose with it (``composed_with``). ``DPStandardScaler`` charges its
+    ``release_`` so; use this for a release of your own whose mechanisms the record
+    describes. ``accountant``: a ``BudgetAccountant`` or ``None`` (diffprivlib's
+    default). Returns the ledger."""
+    accountant = resolve_accountant(accountant)
+    with _SPEND_LOCK:
+        spend(accountant, release.epsilon, release.delta, relation=release.relation)
+        try:
+            _CHARGED_RELEASES.setdefault(accountant, set()).add(release.token)
+        except TypeError:  # a ledger that cannot be referenced weakly: not tracked
+            pass
+    return accountant
+
+
+def _check_redeemable(accountant, releases):
+    try:
+        charged = _CHARGED_RELEASES.get(accountant, set())
+        redeemed = _REDEEMED_RELEASES.get(accountant, set())
+    except TypeError:
+        charged, redeemed = set(), set()
+    tokens = [r.token for r in releases]
+    if len(set(tokens)) != len(tokens):
+        raise ValueError("composed_with names the same release twice. Nothing was spent.")
+    for release in releases:
+        if release.token not in charged:
+            raise ValueError(
+                "A release in composed_with was not charged on this fit's ledger (charge "
+                "it with skdpminimax.privacy.spend_release, or fit the DPStandardScaler "
+                "with the same accountant): the ledger's sum would miss it. Nothing was "
+                "spent.")
+        if release.token in redeemed:
+            raise ValueError(
+                "A release in composed_with has been composed with another fit on this "
+                "ledger already; a release can be composed with one fit only (with more, "
+                "the ledger's sum would under-count). Drop it from composed_with. "
+                "Nothing was spent.")
 
 
 def _note_relation(accountant, relation):

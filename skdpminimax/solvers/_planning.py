@@ -38,10 +38,12 @@ def calibrate_gradient_blocks(objective, sampler, n_releases, budget, accounting
 
     Each call of :class:`~skdpminimax.solvers.oracle.NoisyGradientOracle` is one
     whitened Gaussian release of both blocks; ``sampler`` says how the calls'
-    batches are drawn (and so how many of them one example can affect).
+    batches are drawn (and so how many of them one example can affect). The budget's
+    ``preceding`` releases are composed with the calls.
     """
     calibration = calibrate_noise_multiplier(
-        sampler, n_releases, budget.epsilon, budget.delta, accounting, noise_ratios
+        sampler, n_releases, budget.epsilon, budget.delta, accounting, noise_ratios,
+        preceding=getattr(budget, "preceding", ()),
     )
     clips = resolve_clip_norms(objective, clip_w, clip_v)
     w0, v0 = objective.init_params()

@@ -66,6 +66,11 @@ class SolverResult:
 class PrivateSolver(BaseEstimator, ABC):
     """Base class of private saddle-point solvers (see the module docstring)."""
 
+    # Whether calibrate and solve compose the budget's ``preceding`` releases with
+    # their own (PrivacyBudget.preceding). Estimators hand such a budget only to a
+    # solver that says so, and check its calibration's ``composed_with``.
+    composes_preceding = False
+
     @abstractmethod
     def calibrate(self, objective, n_samples, budget):
         """Noise calibration for ``n_samples`` examples and ``budget`` (data-free)."""

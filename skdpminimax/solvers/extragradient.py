@@ -105,6 +105,8 @@ class NoisyExtragradient(PrivateSolver):
     under Poisson sampling).
     """
 
+    composes_preceding = True  # its calibration composes budget.preceding
+
     _parameter_constraints = {
         "mode": [StrOptions({"single_pass", "multi_pass"})],
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],

@@ -97,6 +97,8 @@ class NoisyInexactProximalPoint(PrivateSolver):
     and is not used).
     """
 
+    composes_preceding = True  # its calibration composes budget.preceding
+
     _parameter_constraints = {
         "mode": [StrOptions({"single_pass", "multi_pass"})],
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
@@ -216,7 +218,8 @@ class NoisyInexactProximalPoint(PrivateSolver):
 
     def _calibrate_plan(self, plan, budget):
         return calibrate_noise_multiplier(
-            plan["sampler"], plan["n_iter"], budget.epsilon, budget.delta, self.accounting
+            plan["sampler"], plan["n_iter"], budget.epsilon, budget.delta, self.accounting,
+            preceding=getattr(budget, "preceding", ()),
         )
 
     # ---- the algorithm -------------------------------------------------------

@@ -240,6 +240,8 @@ class NoisySGDA(PrivateSolver):
     averaging) is post-processing. The number of steps is fixed before training.
     """
 
+    composes_preceding = True  # its calibration composes budget.preceding
+
     _parameter_constraints = {
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "n_epochs": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],

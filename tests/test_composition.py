@@ -1,0 +1,319 @@
+"""One PLD for a fit's releases: its counts, releases made before it, and its training.
+
+The closed forms here are written independently of the library: a Gaussian run at
+sampling rate 1 is exactly ``mu``-GDP (``k`` releases of multiplier ``z``:
+``mu = sqrt(k) / z``), Gaussians compose in quadrature, and the hockey-stick divergence
+of a product is the mixture, over the first factor's outcome, of the second's at the
+shifted threshold: a discrete Laplace count of parameter ``a`` (sensitivity 1) beside a
+``mu``-GDP Gaussian has ``delta(eps) = delta_G(eps - a) / (1 + e^-a) +
+e^-a delta_G(eps + a) / (1 + e^-a)``.
+"""
+
+import math
+import warnings
+
+import dp_accounting
+import numpy as np
+import pytest
+from diffprivlib import BudgetAccountant
+from diffprivlib.utils import PrivacyLeakWarning
+from scipy.optimize import brentq
+from sklearn.datasets import make_classification
+
+from skdpminimax import DPAUCMaximizer, DPRobustClassifier, DPStandardScaler
+from skdpminimax.privacy import (
+    PrivacyBudget,
+    Release,
+    calibrate_noise_multiplier,
+    certified_epsilon,
+    count_event,
+    gaussian_event,
+    make_sampler,
+    spend_release,
+)
+from skdpminimax.solvers import NoisySGDA
+from privacy_reference import gdp_delta, gdp_mu
+
+
+def _count_and_gaussian_delta(epsilon, a, mu):
+    r = math.exp(-a)
+    return (gdp_delta(epsilon - a, mu) + r * gdp_delta(epsilon + a, mu)) / (1 + r)
+
+
+def _rate_one(steps=50):
+    return make_sampler("poisson", 64, 64), steps  # every example in every batch
+
+
+def test_a_gaussian_release_composes_in_quadrature():
+    sampler, k = _rate_one()
+    epsilon, delta, z0 = 1.0, 1e-6, 10.0
+    z = calibrate_noise_multiplier(sampler, k, epsilon, delta,
+                                   preceding=(gaussian_event(z0),)).noise_multiplier
+    mu_run = math.sqrt(gdp_mu(epsilon, delta) ** 2 - z0 ** -2)
+    exact = math.sqrt(k) / mu_run
+    assert exact <= z <= exact * 1.01  # the PLD is pessimistic, within its tolerance
+    alone = calibrate_noise_multiplier(sampler, k, epsilon, delta).noise_multiplier
+    assert alone < z  # the release is paid for
+
+
+@pytest.mark.parametrize("a", [0.01, 0.1, 0.5])
+def test_a_count_composes_as_its_closed_form(a):
+    sampler, k = _rate_one()
+    epsilon, delta = 1.0, 1e-6
+    z = calibrate_noise_multiplier(sampler, k, epsilon, delta,
+                                   preceding=(count_event(a),)).noise_multiplier
+    mu = brentq(lambda m: _count_and_gaussian_delta(epsilon, a, m) - delta, 1e-3, 50)
+    exact = math.sqrt(k) / mu
+    assert exact <= z <= exact * 1.01
+    # Basic composition would leave epsilon - a to the run: more noise.
+    basic = calibrate_noise_multiplier(sampler, k, epsilon - a, delta).noise_multiplier
+    assert z < basic
+
+
+def test_certified_epsilon_with_preceding_is_the_composition():
+    sampler = make_sampler("poisson", 20_000, 64)
+    steps, z, delta = 3_000, 3.0, 1e-6
+    events = (count_event(0.05), gaussian_event(30.0))
+    ours = certified_epsilon(sampler, z, steps, delta, preceding=events)
+    accountant = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
+    accountant.compose(dp_accounting.ComposedDpEvent([
+        *events, dp_accounting.SelfComposedDpEvent(sampler.dp_event(z), steps)]))
+    assert ours == pytest.approx(accountant.get_epsilon(delta), rel=1e-9)
+    alone = certified_epsilon(sampler, z, steps, delta)
+    assert alone < ours < alone + 0.05 + certified_epsilon(
+        make_sampler("poisson", 64, 64), 30.0, 1, delta)
+
+
+def test_preceding_needs_the_pld_and_add_remove():
+    events = (count_event(0.1),)
+    with pytest.raises(ValueError, match="PLD accountant and add/remove-one"):
+        calibrate_noise_multiplier(make_sampler("without_replacement", 1000, 50), 20, 1.0,
+                                   1e-6, preceding=events)
+    with pytest.raises(ValueError, match="PLD accountant and add/remove-one"):
+        calibrate_noise_multiplier(make_sampler("poisson", 1000, 50), 20, 1.0, 1e-6,
+                                   accounting="rdp", preceding=events)
+    with pytest.raises(ValueError, match="cannot be split"):
+        PrivacyBudget(1.0, 1e-6, preceding=events).split(0.1)
+
+
+def test_release_records_are_checked_against_their_charge():
+    sigma_z = 5.0  # one Gaussian of multiplier 5 is 0.2-GDP
+    epsilon = 0.5
+    delta = gdp_delta(epsilon, 1 / sigma_z)
+    Release(epsilon, delta * 1.001, gaussian_multipliers=(sigma_z,))
+    with pytest.raises(ValueError, match="cost more than what was charged"):
+        Release(epsilon, delta * 0.5, gaussian_multipliers=(sigma_z,))
+    with pytest.raises(ValueError, match="cost more than what was charged"):
+        Release(0.1, 0.0, count_epsilons=(0.06, 0.06))
+    with pytest.raises(ValueError, match="at least one"):
+        Release(0.1, 1e-6)
+    a, b = Release(0.1, 0.0, count_epsilons=(0.1,)), Release(0.1, 0.0, count_epsilons=(0.1,))
+    assert a.token != b.token and a != b
+    assert a.events == (count_event(0.1),)
+
+
+def _auc_data(n=1500, seed=0):
+    X, y = make_classification(n, 8, n_informative=5, random_state=seed)
+    return X / np.linalg.norm(X, axis=1).max(), y
+
+
+def _fit(ledger=None, **params):
+    X, y = _auc_data()
+    model = DPAUCMaximizer(epsilon=0.5, delta=1e-6, data_norm=1.0, random_state=0,
+                           accountant=ledger or BudgetAccountant(), **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        return model.fit(X, y)
+
+
+def test_the_fit_composes_its_counts_with_its_training():
+    """Private size and class ratio: one PLD certifies the fit's whole budget, and the
+    training gets less noise than with the shares added."""
+    pld, basic = _fit(composition="pld"), _fit(composition="basic")
+    cal = pld.calibration_
+    assert basic.calibration_.composed_with == ()
+    assert len(cal.composed_with) == 2  # the size's and the ratio's counts
+    assert cal.noise_multiplier < 0.97 * basic.calibration_.noise_multiplier
+    # Both spend the same (epsilon, delta), once.
+    for model in (pld, basic):
+        assert model.accountant.spent_budget == [(0.5, 1e-6)]
+    # Recomputed with dp_accounting directly: the counts at their shares and the run.
+    ratio_eps = 0.05 * 0.5
+    size_eps = 0.05 * (0.5 - ratio_eps)
+    sampler = make_sampler("poisson", pld.planning_size_, pld.calibration_.batch_size)
+    accountant = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
+    accountant.compose(dp_accounting.ComposedDpEvent([
+        count_event(size_eps), count_event(ratio_eps),
+        dp_accounting.SelfComposedDpEvent(sampler.dp_event(cal.noise_multiplier),
+                                          cal.n_steps)]))
+    assert accountant.get_epsilon(1e-6) <= 0.5 * (1 + 1e-9)
+    # ...and at 2% less noise it would not hold: the budget is used, not wasted.
+    accountant = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
+    accountant.compose(dp_accounting.ComposedDpEvent([
+        count_event(size_eps), count_event(ratio_eps),
+        dp_accounting.SelfComposedDpEvent(sampler.dp_event(0.98 * cal.noise_multiplier),
+                                          cal.n_steps)]))
+    assert accountant.get_epsilon(1e-6) > 0.5
+
+
+def test_group_counts_are_composed_too():
+    X, y = _auc_data()
+    groups = (X[:, 0] > 0).astype(int)
+    fits = {}
+    for composition in ("pld", "basic"):
+        model = DPRobustClassifier(epsilon=0.5, delta=1e-6, data_norm=1.0, random_state=0,
+                                   n_samples_budget=len(X), composition=composition,
+                                   accountant=BudgetAccountant())
+        fits[composition] = model.fit(X, y, sensitive_features=groups).calibration_
+    assert fits["pld"].composed_with == ("count(epsilon=0.025)",)
+    assert fits["pld"].noise_multiplier < fits["basic"].noise_multiplier
+
+
+class _ForgetsPreceding(NoisySGDA):
+    """Says it composes the releases before its run, and calibrates on its own."""
+
+    def calibrate(self, objective, n_samples, budget):
+        return super().calibrate(objective, n_samples,
+                                 PrivacyBudget(budget.epsilon, budget.delta))
+
+
+class _DoesNotCompose(NoisySGDA):
+    composes_preceding = False
+
+
+def test_a_solver_that_drops_the_releases_is_refused_before_the_spend():
+    ledger = BudgetAccountant()
+    with pytest.raises(RuntimeError, match="did not compose them"):
+        _fit(ledger, solver=_ForgetsPreceding())
+    assert ledger.spent_budget == []
+
+
+def test_a_solver_that_does_not_compose_gets_the_shares_added():
+    model = _fit(solver=_DoesNotCompose())
+    assert model.calibration_.composed_with == ()
+    assert model.calibration_.noise_multiplier == pytest.approx(
+        _fit(composition="basic", solver=NoisySGDA()).calibration_.noise_multiplier)
+
+
+def _scaled(ledger, epsilon=0.1, delta=1e-7, **params):
+    X, y = _auc_data()
+    scaler = DPStandardScaler(epsilon=epsilon, delta=delta, bounds=(-1.0, 1.0),
+                              n_samples_budget=len(X), accountant=ledger, random_state=0,
+                              **params).fit(X)
+    return scaler, scaler.transform(X) / 10.0, y
+
+
+def test_a_scaler_release_is_composed_once_and_the_ledger_sums_to_the_total():
+    ledger = BudgetAccountant()
+    scaler, Xs, y = _scaled(ledger)
+    release = scaler.release_
+    assert release.epsilon == 0.1 and release.delta == 1e-7
+    assert release.gaussian_multipliers == pytest.approx((scaler.noise_std_
+                                                           / scaler.sensitivity_,))
+    model = DPAUCMaximizer(epsilon=0.6, delta=1.1e-6, data_norm=1.0, random_state=0,
+                           n_samples_budget=len(Xs), accountant=ledger,
+                           composed_with=[release]).fit(Xs, y)
+    total_eps, total_delta = ledger.total()
+    assert total_eps == pytest.approx(0.6) and total_delta == pytest.approx(1.1e-6)
+    assert model.privacy_spent_.epsilon == pytest.approx(0.5)
+    assert model.calibration_.composed_with[0].startswith("gaussian(z=")
+    # The run's noise is below a fit that spends (0.5, 1e-6) on its own.
+    alone = DPAUCMaximizer(epsilon=0.5, delta=1e-6, data_norm=1.0, random_state=0,
+                           n_samples_budget=len(Xs), accountant=BudgetAccountant()).fit(Xs, y)
+    assert model.calibration_.noise_multiplier < 0.95 * alone.calibration_.noise_multiplier
+    # A second fit composing the same release is refused before it spends.
+    before = list(ledger.spent_budget)
+    with pytest.raises(ValueError, match="composed with one fit only"):
+        DPAUCMaximizer(epsilon=0.6, delta=1.1e-6, data_norm=1.0, random_state=0,
+                       n_samples_budget=len(Xs), accountant=ledger,
+                       composed_with=[release]).fit(Xs, y)
+    assert ledger.spent_budget == before
+
+
+def test_basic_composition_with_a_release_spends_the_rest():
+    ledger = BudgetAccountant()
+    scaler, Xs, y = _scaled(ledger)
+    model = DPAUCMaximizer(epsilon=0.6, delta=1.1e-6, data_norm=1.0, random_state=0,
+                           n_samples_budget=len(Xs), accountant=ledger, composition="basic",
+                           composed_with=[scaler.release_]).fit(Xs, y)
+    alone = DPAUCMaximizer(epsilon=0.5, delta=1e-6, data_norm=1.0, random_state=0,
+                           n_samples_budget=len(Xs), accountant=BudgetAccountant(),
+                           composition="basic").fit(Xs, y)
+    assert model.calibration_.noise_multiplier == pytest.approx(
+        alone.calibration_.noise_multiplier)
+    assert ledger.total()[0] == pytest.approx(0.6)
+
+
+@pytest.mark.parametrize("case", ["other ledger", "too small", "replace-one", "not a release",
+                                  "no privacy", "twice"])
+def test_bad_composed_with_is_refused_before_any_spend(case):
+    ledger = BudgetAccountant()
+    scaler, Xs, y = _scaled(ledger)
+    release = scaler.release_
+    params = dict(epsilon=0.6, delta=1.1e-6, composed_with=[release], accountant=ledger)
+    if case == "other ledger":
+        params["accountant"] = BudgetAccountant()
+        match = "not charged on this fit's ledger"
+    elif case == "too small":
+        params["epsilon"] = 0.1
+        match = "leaves nothing"
+    elif case == "replace-one":
+        params["solver"] = NoisySGDA(sampler="without_replacement")
+        match = "replace-one"
+    elif case == "not a release":
+        params["composed_with"] = [(0.1, 1e-7)]
+        match = "Release records"
+    elif case == "no privacy":
+        params["epsilon"] = np.inf
+        match = "finite epsilon"
+    else:
+        params["composed_with"] = [release, release]
+        match = "twice"
+    spent = list(params["accountant"].spent_budget)
+    model = DPAUCMaximizer(data_norm=1.0, random_state=0, n_samples_budget=len(Xs), **params)
+    with pytest.raises((ValueError, TypeError), match=match):
+        model.fit(Xs, y)
+    assert params["accountant"].spent_budget == spent
+    assert not hasattr(model, "coef_")
+
+
+def test_a_release_of_your_own_is_charged_with_spend_release():
+    ledger = BudgetAccountant()
+    release = Release(0.05, 0.0, count_epsilons=(0.05,))
+    assert spend_release(ledger, release) is ledger
+    assert ledger.spent_budget == [(0.05, 0.0)]
+    X, y = _auc_data()
+    model = DPAUCMaximizer(epsilon=0.55, delta=1e-6, data_norm=1.0, random_state=0,
+                           n_samples_budget=len(X), accountant=ledger,
+                           composed_with=[release]).fit(X, y)
+    assert model.calibration_.composed_with[0] == "count(epsilon=0.05)"
+    assert ledger.total()[0] == pytest.approx(0.55)
+
+
+def test_replace_one_scaler_has_no_release():
+    ledger = BudgetAccountant()
+    scaler, _, _ = _scaled(ledger, neighbouring="replace_one")
+    assert scaler.release_ is None
+
+
+def test_the_noise_search_stops_where_the_pld_grid_would_not_fit_in_memory():
+    """Three Poisson steps at rate 1e-3 certify epsilon = 2 at delta = 1e-2 with almost
+    no noise; the search went down to z = 7e-4, whose PLD grid needed 8 GB."""
+    from skdpminimax.privacy.calibration import _smallest_multiplier
+    sampler = make_sampler("poisson", 10_000, 10)
+    calibration = calibrate_noise_multiplier(sampler, 3, 2.0, 1e-2)
+    assert calibration.noise_multiplier == pytest.approx(_smallest_multiplier("pld", 1e-3))
+    assert certified_epsilon(sampler, calibration.noise_multiplier, 3, 1e-2) <= 2.0
+
+
+def test_releases_that_leave_no_room_for_the_training_are_refused_before_the_spend():
+    ledger = BudgetAccountant()
+    release = Release(0.45, 0.0, count_epsilons=(0.45,))
+    spend_release(ledger, release)
+    X, y = _auc_data()
+    model = DPAUCMaximizer(epsilon=0.5, delta=1e-6, data_norm=1.0, random_state=0,
+                           n_samples_budget=len(X), accountant=ledger,
+                           composed_with=[release])
+    with pytest.raises(ValueError, match="more than 90%"):
+        model.fit(X, y)
+    assert ledger.spent_budget == [(0.45, 0.0)]
