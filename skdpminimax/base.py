@@ -78,7 +78,7 @@ from skdpminimax.privacy.calibration import (
     check_certifiable,
     releases_epsilon,
 )
-from skdpminimax.privacy.composition import Release, count_event, describe_events
+from skdpminimax.privacy.composition import Release, describe_events
 from skdpminimax.privacy.ledger import LedgerGuardMixin, spend
 from skdpminimax.privacy.mechanisms import clip_rows, private_size, row_norms
 from skdpminimax.solvers import resolve_solver
@@ -359,15 +359,24 @@ def _check_composed(solver, calibration, budget, spent=True):
             + ("; the budget of this fit is spent." if spent else ", nothing spent."))
 
 
-def _check_planned_on(solver, objective, size, budget, calibration):
+def _check_planned_on(solver, objective, size, budget, calibration, on="the released size"):
     """Refuse (nothing released) a run that was not planned on the released size: a
-    solver that read the true number of rows would leak it (see SaddleData)."""
+    solver that read the true number of rows would leak it (see SaddleData). With
+    ``on="the public constants"`` (``objective`` then built from them): a run whose
+    plan followed the released constants, which a PLD composition with their counts
+    does not allow."""
     expected = solver.calibrate(objective, size, budget)
     # Every field (steps, rate, joint and per-block multipliers, ...): a solver whose
     # noise or length followed the true number of rows would show in one of them.
     fields = ("n_steps", "sample_rate", "noise_multiplier", "block_noise_multipliers",
               "batch_size", "n_compositions", "noise_ratios")
     same = all(getattr(calibration, f, None) == getattr(expected, f, None) for f in fields)
+    if not same and on != "the released size":
+        raise RuntimeError(
+            f"{type(solver).__name__} planned its run (steps, rate or noise) on the released "
+            "constants, which their composition with the run in one PLD does not allow: use "
+            "composition='basic' with this solver. Nothing was released; the budget of this "
+            "fit is spent.")
     if not same:
         raise RuntimeError(
             f"{type(solver).__name__} did not plan its run on data.planning_size (the released "
@@ -607,12 +616,15 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
                              constants_budget)):
             if share is not None:
                 _check_count_epsilon(name, share.epsilon)
-        preceding = self._preceding_events(solver, dry_run, budget, releases, size_budget,
-                                           constants_budget)
+        preceding = self._preceding_events(solver, dry_run, budget, releases, constants_budget)
         if preceding is not None:
             # One PLD for the releases and the training: the training is calibrated so
-            # that their composition is (epsilon, delta)-DP, the fit's whole budget.
-            train_budget = PrivacyBudget(budget.epsilon, budget.delta, preceding=preceding)
+            # that their composition is (epsilon, delta)-DP with the size's count, the
+            # one release not in it, added (basic composition): the run is planned on
+            # the released size, so its privacy-loss distribution depends on that
+            # count's outcome, which a PLD composition cannot follow.
+            joint_epsilon = budget.epsilon - (0.0 if size_budget is None else size_budget.epsilon)
+            train_budget = PrivacyBudget(joint_epsilon, budget.delta, preceding=preceding)
             _check_composes(solver, probe, train_budget,
                             declared or n_samples if size_is_public else _PROBE_SIZE)
         if getattr(dry_run, "accounting", None) in ("pld", "rdp"):
@@ -646,6 +658,12 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
                           public_size=size if planned_apart else None)
         result = solver.solve(objective, data, train_budget, rng)
         _check_composed(solver, result.calibration, train_budget)
+        if train_budget.preceding:
+            # The run's privacy-loss distribution must not depend on the released
+            # constants' values (their PLD composition assumes it fixed): the same plan
+            # as on the public constants of the dry run.
+            _check_planned_on(solver, probe, data.planning_size, train_budget,
+                              result.calibration, on="the public constants")
         if planned_apart:
             _check_planned_on(solver, objective, size, train_budget, result.calibration)
         if not (np.all(np.isfinite(result.w)) and np.all(np.isfinite(result.v))):
@@ -766,10 +784,10 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
                              "the releases.")
         return releases
 
-    def _preceding_events(self, solver, dry_run, budget, releases, size_budget,
-                          constants_budget):
-        """What the training composes with in one PLD (releases, the released size, the
-        constants), or ``None`` where the shares add up instead (see ``composition``)."""
+    def _preceding_events(self, solver, dry_run, budget, releases, constants_budget):
+        """What the training composes with in one PLD (the releases before the fit, the
+        constants' counts), or ``None`` where the shares add up instead (see
+        ``composition``). Not the size's count: the run is planned on its outcome."""
         if (getattr(self, "composition", "basic") != "pld" or not budget.is_private
                 or not getattr(solver, "composes_preceding", False)
                 or _relation(dry_run) != "add/remove-one"
@@ -779,8 +797,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         constants = self._constants_events(constants_budget)
         if constants is None:
             return None
-        size = () if size_budget is None else (count_event(size_budget.epsilon),)
-        events = tuple(e for r in releases for e in r.events) + size + tuple(constants)
+        events = tuple(e for r in releases for e in r.events) + tuple(constants)
         return events or None
 
     # ---- task hooks ----------------------------------------------------------

@@ -120,20 +120,23 @@ def _auc_data(n=1500, seed=0):
 def _fit(ledger=None, **params):
     X, y = _auc_data()
     model = DPAUCMaximizer(epsilon=0.5, delta=1e-6, data_norm=1.0, random_state=0,
-                           accountant=ledger or BudgetAccountant(), **params)
+                           accountant=BudgetAccountant() if ledger is None else ledger,
+                           **params)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         return model.fit(X, y)
 
 
 def test_the_fit_composes_its_counts_with_its_training():
-    """Private size and class ratio: one PLD certifies the fit's whole budget, and the
-    training gets less noise than with the shares added."""
+    """Private size and class ratio: one PLD certifies the ratio's count and the
+    training at the budget less the size's share (the run is planned on the released
+    size, so its count is added by basic composition), and the training gets less
+    noise than with the shares added."""
     pld, basic = _fit(composition="pld"), _fit(composition="basic")
     cal = pld.calibration_
     assert basic.calibration_.composed_with == ()
-    assert len(cal.composed_with) == 2  # the size's and the ratio's counts
-    assert cal.noise_multiplier < 0.97 * basic.calibration_.noise_multiplier
+    assert cal.composed_with == ("count(epsilon=0.025)",)  # the ratio's, not the size's
+    assert cal.noise_multiplier < 0.98 * basic.calibration_.noise_multiplier
     # Both spend the same (epsilon, delta), once.
     for model in (pld, basic):
         assert model.accountant.spent_budget == [(0.5, 1e-6)]
@@ -143,17 +146,17 @@ def test_the_fit_composes_its_counts_with_its_training():
     sampler = make_sampler("poisson", pld.planning_size_, pld.calibration_.batch_size)
     accountant = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
     accountant.compose(dp_accounting.ComposedDpEvent([
-        count_event(size_eps), count_event(ratio_eps),
+        count_event(ratio_eps),
         dp_accounting.SelfComposedDpEvent(sampler.dp_event(cal.noise_multiplier),
                                           cal.n_steps)]))
-    assert accountant.get_epsilon(1e-6) <= 0.5 * (1 + 1e-9)
+    assert accountant.get_epsilon(1e-6) + size_eps <= 0.5 * (1 + 1e-9)
     # ...and at 2% less noise it would not hold: the budget is used, not wasted.
     accountant = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
     accountant.compose(dp_accounting.ComposedDpEvent([
-        count_event(size_eps), count_event(ratio_eps),
+        count_event(ratio_eps),
         dp_accounting.SelfComposedDpEvent(sampler.dp_event(0.98 * cal.noise_multiplier),
                                           cal.n_steps)]))
-    assert accountant.get_epsilon(1e-6) > 0.5
+    assert accountant.get_epsilon(1e-6) + size_eps > 0.5
 
 
 def test_group_counts_are_composed_too():
@@ -177,6 +180,15 @@ class _ForgetsPreceding(NoisySGDA):
                                  PrivacyBudget(budget.epsilon, budget.delta))
 
 
+class _PlansOnTheRatio(NoisySGDA):
+    """Plans its length on the objective's class ratio: the run's privacy-loss
+    distribution would follow the released ratio."""
+
+    def calibrate(self, objective, n_samples, budget):
+        self.set_params(n_iter=40 if objective.p == 0.5 else 41)
+        return super().calibrate(objective, n_samples, budget)
+
+
 class _DoesNotCompose(NoisySGDA):
     composes_preceding = False
 
@@ -186,6 +198,15 @@ def test_a_solver_that_drops_the_releases_is_refused_before_the_spend():
     with pytest.raises(RuntimeError, match="did not compose them"):
         _fit(ledger, solver=_ForgetsPreceding())
     assert ledger.spent_budget == []
+
+
+def test_a_run_planned_on_the_released_constants_is_not_released():
+    ledger = BudgetAccountant()
+    with pytest.raises(RuntimeError, match="planned its run .* on the released constants"):
+        _fit(ledger, solver=_PlansOnTheRatio())
+    assert ledger.spent_budget == [(0.5, 1e-6)]  # found after the solve: charged
+    # with the shares added it is a valid (adaptive, basic) composition
+    assert _fit(solver=_PlansOnTheRatio(), composition="basic").n_iter_ == 41
 
 
 def test_a_solver_that_does_not_compose_gets_the_shares_added():
