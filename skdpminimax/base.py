@@ -93,12 +93,14 @@ MAX_DATA_NORM = 1e150
 # Docstring entries every estimator has in the same words (one text each, here).
 _SHARED_PARAMETER_DOCS = """    composition : {"pld", "basic"}, default="pld"
         How the fit's own releases share its ``(epsilon, delta)``. ``"pld"``: the
-        released size and the class ratio or group counts (pure-DP counts) are
-        composed with the training in one privacy-loss distribution, and the training
-        noise is calibrated so that the whole is ``(epsilon, delta)``-DP: a count at
-        ``eps_c`` then costs about ``eps_c^2 / 2``, not ``eps_c``, and the training
-        gets nearly all of epsilon (13% less noise at epsilon = 0.1 with a 5% count
-        and a 10% ``composed_with`` release, docs/privacy.rst). Where the solver's
+        class ratio or group counts (pure-DP counts) and the ``composed_with``
+        releases are composed with the training in one privacy-loss distribution, and
+        the training noise is calibrated so that the whole is ``(epsilon, delta)``-DP
+        with the released size's share added (the run is planned on that count, so
+        it is not in the PLD): a count at ``eps_c`` then costs about ``eps_c^2 / 2``,
+        not ``eps_c``, and the training gets nearly all of the rest (13% less noise
+        at epsilon = 0.1 with a 5% count and a 10% ``composed_with`` release; the
+        privacy model's "One PLD for a fit's releases"). Where the solver's
         accountant is not the PLD under add/remove-one (sampling without replacement,
         full batches, output perturbation, the recursive framework, a delta below
         1e-12), and with ``"basic"``, the shares add up instead (basic composition):
