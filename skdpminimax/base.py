@@ -79,7 +79,7 @@ from skdpminimax.privacy.calibration import (
     releases_epsilon,
 )
 from skdpminimax.privacy.composition import Release, describe_events
-from skdpminimax.privacy.ledger import LedgerGuardMixin, spend
+from skdpminimax.privacy.ledger import LedgerGuardMixin, pending_releases, spend
 from skdpminimax.privacy.mechanisms import clip_rows, private_size, row_norms
 from skdpminimax.solvers import resolve_solver
 
@@ -106,7 +106,7 @@ _SHARED_PARAMETER_DOCS = """    composition : {"pld", "basic"}, default="pld"
         1e-12), and with ``"basic"``, the shares add up instead (basic composition):
         each release is charged its share and the training calibrated on the rest.
         ``calibration_.composed_with`` names what the training was composed with.
-    composed_with : list of Release, default=None
+    composed_with : list of Release, "pending" or None, default=None
         Releases already made on the same rows and charged on ``accountant``
         (:class:`~skdpminimax.privacy.Release`, e.g. a fitted
         :class:`~skdpminimax.preprocessing.DPStandardScaler`'s ``release_``, or one
@@ -117,7 +117,11 @@ _SHARED_PARAMETER_DOCS = """    composition : {"pld", "basic"}, default="pld"
         releases with its own, which certifies the total (else the shares add). Its
         model alone is ``(epsilon, delta)``-DP in any case. A release is composed
         with one fit only (the ledger refuses a second, before any spend), and only
-        by a fit under add/remove-one.
+        by a fit under add/remove-one. ``"pending"``: every release charged on the
+        ledger that no fit has composed with yet (in a ``Pipeline``, the
+        ``DPStandardScaler`` fitted just before; none on a prepaid ledger, whose
+        search charges each fit its whole epsilon); with none, the fit spends
+        ``(epsilon, delta)`` as without it.
     n_samples_budget : float in (0, 1), int >= 1 or "public", default=0.05
         Under add/remove-one neighbours (Poisson sampling, the default) the number
         of examples is private, and the solver plans its sampling rate and number of
@@ -492,7 +496,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         "n_samples_budget": [Interval(Real, 0, 1, closed="neither"),
                              Interval(Integral, 1, None, closed="left"), StrOptions({"public"})],
         "composition": [StrOptions({"pld", "basic"})],
-        "composed_with": [list, tuple, None],
+        "composed_with": [list, tuple, StrOptions({"pending"}), None],
         # np.inf is no privacy; a larger finite epsilon protects nothing and the
         # accountant cannot calibrate it (MAX_FINITE_EPSILON).
         "epsilon": [Interval(Real, 0, MAX_FINITE_EPSILON, closed="right"),
@@ -568,9 +572,9 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
             return None
         X = _dense_if_small(X)
         budget = PrivacyBudget(self.epsilon, self.delta)
-        releases = self._composed_releases()
-        own = _own_share(budget, releases)  # what this fit spends on its ledger
         accountant = self._fit_ledger()  # refuses a pickled copy of the caller's ledger
+        releases = self._composed_releases(accountant)
+        own = _own_share(budget, releases)  # what this fit spends on its ledger
         accountant.check(own.epsilon, own.delta)
         solver = self._resolve_solver()
         if sp.issparse(X) and getattr(solver, "backend", None) == "numba":
@@ -775,9 +779,14 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         nothing is released."""
         return () if constants_budget is None else None
 
-    def _composed_releases(self):
-        """``composed_with`` checked: a tuple of :class:`Release` (nothing spent yet)."""
-        releases = tuple(getattr(self, "composed_with", None) or ())
+    def _composed_releases(self, accountant):
+        """``composed_with`` checked: a tuple of :class:`Release` (nothing spent yet);
+        ``"pending"``: the ledger's releases that no fit has composed with yet."""
+        spec = getattr(self, "composed_with", None)
+        if isinstance(spec, str):
+            releases = pending_releases(accountant)
+            return releases if releases and not math.isinf(self.epsilon) else ()
+        releases = tuple(spec or ())
         if not all(isinstance(r, Release) for r in releases):
             raise TypeError("composed_with must hold skdpminimax.privacy.Release records "
                             "(e.g. a fitted DPStandardScaler's release_).")

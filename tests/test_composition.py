@@ -338,3 +338,27 @@ def test_releases_that_leave_no_room_for_the_training_are_refused_before_the_spe
     with pytest.raises(ValueError, match="more than 90%"):
         model.fit(X, y)
     assert ledger.spent_budget == [(0.45, 0.0)]
+
+
+def test_pending_composes_the_scaler_fitted_just_before_in_a_pipeline():
+    from sklearn.base import clone
+    from sklearn.pipeline import make_pipeline
+    ledger = BudgetAccountant()
+    X, y = _auc_data()
+    pipe = make_pipeline(
+        DPStandardScaler(epsilon=0.1, delta=1e-7, bounds=(-1.0, 1.0), n_samples_budget=len(X),
+                         accountant=ledger, random_state=0),
+        DPAUCMaximizer(epsilon=0.6, delta=1.1e-6, data_norm=10.0, n_samples_budget=len(X),
+                       accountant=ledger, random_state=0, composed_with="pending"))
+    pipe.fit(X, y)
+    model = pipe[-1]
+    assert ledger.total()[0] == pytest.approx(0.6)
+    assert model.privacy_spent_.epsilon == pytest.approx(0.5)
+    assert model.calibration_.composed_with[0].startswith("gaussian(z=")
+    # Refitted (a clone, as cross-validation does), it composes the new release only.
+    clone(pipe).fit(X, y)
+    assert ledger.total()[0] == pytest.approx(1.2)
+    # Nothing pending: the fit spends its whole budget itself.
+    alone = clone(model).set_params(accountant=ledger).fit(X, y)
+    assert alone.calibration_.composed_with == ("count(epsilon=0.03)",)
+    assert ledger.total()[0] == pytest.approx(1.8)

@@ -244,8 +244,9 @@ class GroupRatiosMixin:
     add/remove-one it changes one count by 1, so every count gets the whole slice
     ``epsilon_c`` (parallel composition); under replace-one it can change two counts
     by 1 each (L1 sensitivity 2), so every count gets ``epsilon_c / 2``. The relation
-    is the solver's (from its calibration), so the slice and the solver compose by
-    basic composition under one relation. The counts are bounded by the size the
+    is the solver's (from its calibration), so the slice and the solver compose under
+    one relation: in one PLD with ``composition="pld"`` under add/remove-one (the
+    histogram is one discrete Laplace), else by basic composition. The counts are bounded by the size the
     fit plans on (``n_samples_budget``).
     """
 

@@ -154,7 +154,8 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     noises them (e.g. NoisySGDA, Yang et al. 2022, Thm. 1, accounted with
     dp_accounting). Group frequencies not given are released with the truncated
     geometric mechanism on ``group_ratios_budget * epsilon`` (halved per count under
-    replace-one), composed with the solver by basic composition. Without
+    replace-one), composed with the solver by basic composition, or in one PLD with
+    ``composition="pld"`` under add/remove-one (the default). Without
     ``sensitive_features`` there is a single group and the problem is plain private
     least squares (a warning says so).
     """

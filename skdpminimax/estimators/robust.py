@@ -96,7 +96,9 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     Otherwise the group counts are released with the truncated geometric mechanism
     using ``group_ratios_budget * epsilon`` (each count gets that slice under
     add/remove-one, half of it under replace-one, where one example moves two
-    counts), and the solver gets the rest; basic composition. The solver's
+    counts), and the solver gets the rest by basic composition, or, with
+    ``composition="pld"`` under add/remove-one, its noise is calibrated on the
+    counts' composition with its run in one PLD. The solver's
     per-example gradients are bounded by ``G_ell kappa / pi_min`` and
     ``ell_max / pi_min`` (:meth:`GroupDRO.lipschitz`) and clipped; its calibration
     is the solver's (e.g. NoisySGDA: Yang et al. 2022, Thm. 1, accounted with

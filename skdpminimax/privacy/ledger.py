@@ -32,8 +32,8 @@ from diffprivlib.utils import BudgetError, PrivacyLeakWarning
 
 from skdpminimax.privacy.budget import resolve_accountant
 
-__all__ = ["LedgerGuardMixin", "LostLedgerError", "PrepaidLedger", "fit_ledger", "spend",
-           "spend_all", "spend_release"]
+__all__ = ["LedgerGuardMixin", "LostLedgerError", "PrepaidLedger", "fit_ledger",
+           "pending_releases", "spend", "spend_all", "spend_release"]
 
 # diffprivlib's spend checks the budget, then appends: two threads fitting on one
 # accountant could both pass the check and exceed the budget together. Every spend of
@@ -53,8 +53,9 @@ MIXED_RELATIONS_ADVICE = (
     "(e.g. NoisySGDA(sampler='without_replacement')).")
 
 
-# The releases (composition.Release tokens) charged on a ledger by spend_release, and
-# those a fit has composed with (held weakly, like _RELATIONS).
+# The releases charged on a ledger by spend_release (token -> Release, in the order
+# charged), and the tokens of those a fit has composed with (held weakly, like
+# _RELATIONS).
 _CHARGED_RELEASES = weakref.WeakKeyDictionary()
 _REDEEMED_RELEASES = weakref.WeakKeyDictionary()
 
@@ -103,18 +104,33 @@ def spend_release(accountant, release):
     with _SPEND_LOCK:
         spend(accountant, release.epsilon, release.delta, relation=release.relation)
         try:
-            _CHARGED_RELEASES.setdefault(accountant, set()).add(release.token)
+            _CHARGED_RELEASES.setdefault(accountant, {})[release.token] = release
         except TypeError:  # a ledger that cannot be referenced weakly: not tracked
             pass
     return accountant
 
 
+def pending_releases(accountant):
+    """The releases charged on ``accountant`` (:func:`spend_release`) that no fit has
+    composed with yet, in the order charged: what ``composed_with="pending"`` composes.
+    A prepaid ledger holds none (its search charged each fit its whole epsilon)."""
+    if isinstance(accountant, PrepaidLedger):
+        return ()
+    with _SPEND_LOCK:
+        try:
+            charged = _CHARGED_RELEASES.get(accountant, {})
+            redeemed = _REDEEMED_RELEASES.get(accountant, set())
+        except TypeError:
+            return ()
+        return tuple(r for token, r in charged.items() if token not in redeemed)
+
+
 def _check_redeemable(accountant, releases):
     try:
-        charged = _CHARGED_RELEASES.get(accountant, set())
+        charged = _CHARGED_RELEASES.get(accountant, {})
         redeemed = _REDEEMED_RELEASES.get(accountant, set())
     except TypeError:
-        charged, redeemed = set(), set()
+        charged, redeemed = {}, set()
     tokens = [r.token for r in releases]
     if len(set(tokens)) != len(tokens):
         raise ValueError("composed_with names the same release twice. Nothing was spent.")
