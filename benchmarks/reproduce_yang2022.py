@@ -75,7 +75,12 @@ from skdpminimax.preprocessing import clipped_moment_sums, moment_sensitivity  #
 from diffprivlib import BudgetAccountant  # noqa: E402
 
 from skdpminimax.base import _own_share  # noqa: E402
-from skdpminimax.privacy import PrivacyBudget, Release, spend_release  # noqa: E402
+from skdpminimax.privacy import (  # noqa: E402
+    PrivacyBudget,
+    Release,
+    resolve_accountant,
+    spend_release,
+)
 from skdpminimax.privacy.calibration import analytic_gaussian_sigma  # noqa: E402
 from skdpminimax.solvers import NoisySGDA  # noqa: E402
 
@@ -539,10 +544,10 @@ def training_budget(solver, model, probe, n_samples, budget):
     after its releases' shares, or with ``composition="pld"`` the whole budget with
     the releases to compose with. The library's own steps (``_own_share``,
     ``_split_budget``, ``_preceding_events``) on a data-free dry run."""
-    releases = model._composed_releases()
+    releases = model._composed_releases(resolve_accountant(model.accountant))
     constants, rest = model._split_budget(_own_share(budget, releases))
     dry_run = solver.calibrate(probe, n_samples, PrivacyBudget(math.inf, budget.delta))
-    preceding = model._preceding_events(solver, dry_run, budget, releases, None, constants)
+    preceding = model._preceding_events(solver, dry_run, budget, releases, constants)
     if preceding is None:
         return rest
     return PrivacyBudget(budget.epsilon, budget.delta, preceding=preceding)
