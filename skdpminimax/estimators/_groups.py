@@ -246,8 +246,8 @@ class GroupRatiosMixin:
     by 1 each (L1 sensitivity 2), so every count gets ``epsilon_c / 2``. The relation
     is the solver's (from its calibration), so the slice and the solver compose under
     one relation: in one PLD with ``composition="pld"`` under add/remove-one (the
-    histogram is one discrete Laplace), else by basic composition. The counts are bounded by the size the
-    fit plans on (``n_samples_budget``).
+    histogram is one discrete Laplace), else by basic composition. The counts are
+    bounded by the size the fit plans on (``n_samples_budget``).
     """
 
     _group_parameter_constraints = {

@@ -162,8 +162,8 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
     when not given, is released with the truncated geometric mechanism
     (``pos_ratio_budget * epsilon``, pure DP) and the solver gets the rest; the two
     compose by basic composition, or, with ``composition="pld"`` under add/remove-one
-    (the default), in one PLD on which the solver's noise is calibrated. Every fitted attribute is a post-processing of
-    these releases, except ``classes_``: the two class labels are treated as public
+    (the default), in one PLD on which the solver's noise is calibrated. Every fitted
+    attribute is a post-processing of these releases, except ``classes_``: the two class labels are treated as public
     (as in scikit-learn and diffprivlib), and they are the labels present in ``y``.
 
     Examples
