@@ -76,6 +76,7 @@ from skdpminimax.privacy.budget import MAX_FINITE_EPSILON, PrivacyBudget
 from skdpminimax.privacy.calibration import (
     _PLD_DELTA_FLOOR,
     check_certifiable,
+    composable,
     releases_epsilon,
 )
 from skdpminimax.privacy.composition import Release, describe_events
@@ -333,24 +334,18 @@ def _own_share(budget, releases):
     return PrivacyBudget(epsilon, delta)
 
 
-# The releases a run is composed with may use at most this share of its epsilon on
-# their own: above it the run's noise search could fail, after the spend.
+# Releases that use more than this share of epsilon on their own are not composed
+# with the run (the shares add instead): the run's noise search could fail there,
+# after the spend, and composing gains little.
 _MAX_PRECEDING_SHARE = 0.9
 
 
 def _check_composes(solver, probe, budget, n_samples):
     """Before the spend: the solver says it composed ``budget.preceding`` (a dry run
-    without noise search, on the public size ``n_samples``: a solver that ignored them
-    would calibrate on the total alone), and the releases leave room for the run."""
+    without noise search, on the public size ``n_samples``): a solver that ignored them
+    would calibrate on the total alone."""
     settings = PrivacyBudget(np.inf, budget.delta, preceding=budget.preceding)
     _check_composed(solver, solver.calibrate(probe, n_samples, settings), budget, spent=False)
-    used = releases_epsilon(budget.preceding, budget.delta)
-    if used > _MAX_PRECEDING_SHARE * budget.epsilon:
-        raise ValueError(
-            f"The releases composed with the training (composed_with, the size's and the "
-            f"constants' counts) use epsilon {used:.3g} of {budget.epsilon:g} on their own, "
-            f"more than {_MAX_PRECEDING_SHARE:.0%}: raise epsilon, or lower their shares. "
-            "Nothing was spent.")
 
 
 def _check_composed(solver, calibration, budget, spent=True):
@@ -798,7 +793,10 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
     def _preceding_events(self, solver, dry_run, budget, releases, constants_budget):
         """What the training composes with in one PLD (the releases before the fit, the
         constants' counts), or ``None`` where the shares add up instead (see
-        ``composition``). Not the size's count: the run is planned on its outcome."""
+        ``composition``). Not the size's count: the run is planned on its outcome.
+        ``None`` too for a release whose Gaussian is too weak for the PLD's grid
+        (``composable``), or releases that take more than ``_MAX_PRECEDING_SHARE`` of
+        epsilon on their own."""
         if (getattr(self, "composition", "basic") != "pld" or not budget.is_private
                 or not getattr(solver, "composes_preceding", False)
                 or _relation(dry_run) != "add/remove-one"
@@ -809,7 +807,12 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         if constants is None:
             return None
         events = tuple(e for r in releases for e in r.events) + tuple(constants)
-        return events or None
+        if not events or not composable(events, budget.epsilon):  # almost no noise
+            return None
+        if releases_epsilon(events, budget.delta, budget.epsilon) > (
+                _MAX_PRECEDING_SHARE * budget.epsilon):
+            return None  # they leave the run too little for its noise search
+        return events
 
     # ---- task hooks ----------------------------------------------------------
     def _validate_targets(self, X, y, **task_data):

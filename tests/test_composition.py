@@ -327,17 +327,17 @@ def test_the_noise_search_stops_where_the_pld_grid_would_not_fit_in_memory():
     assert certified_epsilon(sampler, calibration.noise_multiplier, 3, 1e-2) <= 2.0
 
 
-def test_releases_that_leave_no_room_for_the_training_are_refused_before_the_spend():
+def test_releases_that_leave_little_room_are_added_not_composed():
     ledger = BudgetAccountant()
     release = Release(0.45, 0.0, count_epsilons=(0.45,))
     spend_release(ledger, release)
     X, y = _auc_data()
     model = DPAUCMaximizer(epsilon=0.5, delta=1e-6, data_norm=1.0, random_state=0,
                            n_samples_budget=len(X), accountant=ledger,
-                           composed_with=[release])
-    with pytest.raises(ValueError, match="more than 90%"):
-        model.fit(X, y)
-    assert ledger.spent_budget == [(0.45, 0.0)]
+                           composed_with=[release]).fit(X, y)
+    assert model.calibration_.composed_with == ()  # the shares add: 0.05 for the fit
+    assert model.calibration_.epsilon <= 0.05 * 0.95 * (1 + 1e-9)
+    assert ledger.total()[0] == pytest.approx(0.5)
 
 
 def test_pending_composes_the_scaler_fitted_just_before_in_a_pipeline():
@@ -362,3 +362,23 @@ def test_pending_composes_the_scaler_fitted_just_before_in_a_pipeline():
     alone = clone(model).set_params(accountant=ledger).fit(X, y)
     assert alone.calibration_.composed_with == ("count(epsilon=0.03)",)
     assert ledger.total()[0] == pytest.approx(1.8)
+
+
+def test_a_release_with_almost_no_noise_is_added_not_composed():
+    """A scaler at a huge epsilon has a Gaussian whose PLD grid would not fit in
+    memory: the fit spends the rest of its budget on its own (basic composition)."""
+    ledger = BudgetAccountant()
+    scaler, Xs, y = _scaled(ledger, epsilon=1e4)
+    assert scaler.release_.gaussian_multipliers[0] < 0.01
+    model = DPAUCMaximizer(epsilon=1e4 + 1.0, delta=2e-6, data_norm=1.0, random_state=0,
+                           n_samples_budget=len(Xs), accountant=ledger,
+                           composed_with=[scaler.release_]).fit(Xs, y)
+    assert all(not name.startswith("gaussian") for name in model.calibration_.composed_with)
+    assert ledger.total()[0] == pytest.approx(1e4 + 1.0)
+
+
+def test_a_gaussian_too_weak_for_the_pld_grid_is_not_composable():
+    from skdpminimax.privacy.calibration import composable
+    assert composable((gaussian_event(1.0), count_event(0.1)), 0.1)
+    assert not composable((gaussian_event(1e-3),), 0.1)
+    assert composable((count_event(50.0),), 0.1)  # counts have a two-point loss

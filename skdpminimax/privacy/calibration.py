@@ -222,12 +222,22 @@ def _certify_with(sampler, noise_multiplier, n_steps, delta, accounting, pld_int
         logger.setLevel(level)
 
 
-def releases_epsilon(events, delta):
-    """Epsilon at ``delta`` of ``events`` (add/remove-one) alone, by the PLD: what
-    releases to be composed with a run use of a budget before the run adds any."""
-    accountant = pld.PLDAccountant(value_discretization_interval=1e-4)
+def releases_epsilon(events, delta, epsilon):
+    """Epsilon at ``delta`` of ``events`` (add/remove-one) alone, by the PLD at the
+    discretisation of a calibration for ``epsilon``: what releases to be composed with
+    a run use of that budget before the run adds any."""
+    accountant = pld.PLDAccountant(value_discretization_interval=_pld_interval(epsilon))
     accountant.compose(dp_accounting.ComposedDpEvent(list(events)))
     return float(accountant.get_epsilon(delta))
+
+
+def composable(events, epsilon):
+    """Whether ``events`` can be composed in a calibration for ``epsilon``: a Gaussian
+    whose multiplier is below the noise search's floor (``_MAX_PLD_POINTS``) has a
+    PLD grid too large for memory (a scaler released at a huge epsilon)."""
+    floor = _smallest_multiplier("pld", _pld_interval(epsilon))
+    return all(e.noise_multiplier >= floor for e in events
+               if isinstance(e, dp_accounting.GaussianDpEvent))
 
 
 def check_certifiable(epsilon, delta):
