@@ -16,6 +16,9 @@ example compares, at several budgets for the fit:
 * the raw features (every gradient is clipped; the ranking comes out inverted);
 * a non-private ``StandardScaler`` (a reference, not a private pipeline);
 * ``DPStandardScaler`` at epsilon 0.5, in front of the default fit;
+* the same, with the fit composing the scaler's release with its own training in
+  one privacy-loss distribution (``composed_with="pending"``, the fit's epsilon raised
+  to the same total): the same ledger total, less noise on the fit;
 * diffprivlib's ``StandardScaler`` at epsilon 0.5, which is private for replace-one
   neighbours, in front of a replace-one fit (fixed-size batches without
   replacement), as its relation requires.
@@ -61,6 +64,12 @@ def pipeline(kind, epsilon, ledger, seed):
         return make_pipeline(
             DPStandardScaler(epsilon=0.5, bounds=bounds, accountant=ledger, random_state=seed),
             DPAUCMaximizer(**fit))
+    if kind == "DPStandardScaler, eps 0.5, composed":
+        # the fit's budget is the pipeline's total (the scaler's delta is 1e-6)
+        total = {**fit, "epsilon": epsilon + 0.5, "delta": 1e-5 + 1e-6}
+        return make_pipeline(
+            DPStandardScaler(epsilon=0.5, bounds=bounds, accountant=ledger, random_state=seed),
+            DPAUCMaximizer(**total, composed_with="pending"))
     replace_one = NoisySGDA(step_size="scaled", n_epochs="auto",
                             sampler="without_replacement")
     return make_pipeline(
@@ -69,7 +78,7 @@ def pipeline(kind, epsilon, ledger, seed):
 
 
 kinds = ["raw features", "StandardScaler (not private)", "DPStandardScaler, eps 0.5",
-         "diffprivlib StandardScaler, eps 0.5"]
+         "DPStandardScaler, eps 0.5, composed", "diffprivlib StandardScaler, eps 0.5"]
 epsilons = [0.25, 0.5, 1.0, 2.0, 4.0]
 seeds = range(3)
 results = {kind: [] for kind in kinds}
@@ -86,7 +95,7 @@ with warnings.catch_warnings():
 # %%
 # Test AUC against the fit's epsilon (the private scalers add 0.5 each to the total).
 fig, ax = plt.subplots(figsize=(6, 4))
-for kind, marker in zip(kinds, "osD^"):
+for kind, marker in zip(kinds, "osDv^"):
     mean, std = np.array(results[kind]).T
     ax.errorbar(epsilons, mean, yerr=std, marker=marker, capsize=3, label=kind)
 ax.set_xscale("log")
@@ -103,6 +112,8 @@ print("Total spent on the ledger by this example:", ledger.total())
 # %%
 # On raw features the clipped gradients lose the class weights and the ranking is
 # inverted. ``DPStandardScaler`` gets within a point of the non-private scaler at
-# half an epsilon; diffprivlib's scaler spreads its epsilon over every feature and
-# moment, and its replace-one relation doubles the fit's sensitivity, so the same
-# budget buys less.
+# half an epsilon; composed with the fit, the scaler's half epsilon mostly goes back
+# to the fit, whose noise shrinks at the same total (on these 398 rows the AUCs are
+# already near the non-private scaler's, so the two private curves are close).
+# diffprivlib's scaler spreads its epsilon over every feature and moment, and its
+# replace-one relation doubles the fit's sensitivity, so the same budget buys less.

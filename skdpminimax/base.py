@@ -118,8 +118,8 @@ _SHARED_PARAMETER_DOCS = """    composition : {"pld", "basic"}, default="pld"
         releases with its own, which certifies the total (else the shares add). Its
         model alone is ``(epsilon, delta)``-DP in any case. A release is composed
         with one fit only (the ledger refuses a second, before any spend), and only
-        by a fit under add/remove-one. ``"pending"``: every release charged on the
-        ledger that no fit has composed with yet (in a ``Pipeline``, the
+        by a fit under add/remove-one. ``"pending"``: the releases charged on the
+        ledger since its last other spend (in a ``Pipeline``, the
         ``DPStandardScaler`` fitted just before; none on a prepaid ledger, whose
         search charges each fit its whole epsilon); with none, the fit spends
         ``(epsilon, delta)`` as without it.
@@ -776,7 +776,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
 
     def _composed_releases(self, accountant):
         """``composed_with`` checked: a tuple of :class:`Release` (nothing spent yet);
-        ``"pending"``: the ledger's releases that no fit has composed with yet."""
+        ``"pending"``: the ledger's releases charged since its last other spend."""
         spec = getattr(self, "composed_with", None)
         if isinstance(spec, str):
             releases = pending_releases(accountant)

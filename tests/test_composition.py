@@ -382,3 +382,20 @@ def test_a_gaussian_too_weak_for_the_pld_grid_is_not_composable():
     assert composable((gaussian_event(1.0), count_event(0.1)), 0.1)
     assert not composable((gaussian_event(1e-3),), 0.1)
     assert composable((count_event(50.0),), 0.1)  # counts have a two-point loss
+
+
+def test_a_release_pends_until_the_next_fit_on_its_ledger():
+    """A scaler whose pipeline's fit did not compose it is not picked up by a later
+    pipeline's "pending": that later fit would be charged for it."""
+    ledger = BudgetAccountant()
+    _scaled(ledger)  # followed by a plain fit
+    X, y = _auc_data()
+    DPAUCMaximizer(epsilon=0.5, delta=1e-6, data_norm=1.0, random_state=0,
+                   n_samples_budget=len(X), accountant=ledger).fit(X, y)
+    scaler, Xs, _ = _scaled(ledger)
+    model = DPAUCMaximizer(epsilon=0.6, delta=1.1e-6, data_norm=1.0, random_state=0,
+                           n_samples_budget=len(X), accountant=ledger,
+                           composed_with="pending").fit(Xs, y)
+    assert sum(name.startswith("gaussian") for name in model.calibration_.composed_with) == 1
+    assert model.privacy_spent_.epsilon == pytest.approx(0.5)
+    assert ledger.total()[0] == pytest.approx(0.1 + 0.5 + 0.1 + 0.5)

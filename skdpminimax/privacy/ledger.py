@@ -53,14 +53,15 @@ MIXED_RELATIONS_ADVICE = (
     "(e.g. NoisySGDA(sampler='without_replacement')).")
 
 
-# The releases charged on a ledger by spend_release (token -> Release, in the order
-# charged), and the tokens of those a fit has composed with (held weakly, like
-# _RELATIONS).
+# The releases charged on a ledger by spend_release (token -> Release), the tokens of
+# those a fit has composed with, and those charged since the ledger's last other spend
+# (held weakly, like _RELATIONS).
 _CHARGED_RELEASES = weakref.WeakKeyDictionary()
 _REDEEMED_RELEASES = weakref.WeakKeyDictionary()
+_PENDING_RELEASES = weakref.WeakKeyDictionary()
 
 
-def spend(accountant, epsilon, delta, relation=None, redeems=()):
+def spend(accountant, epsilon, delta, relation=None, redeems=(), closes_pending=True):
     """``accountant.spend(epsilon, delta)``, its check and its record as one step.
 
     ``relation``: the neighbouring relation the spend's guarantee holds for
@@ -76,6 +77,10 @@ def spend(accountant, epsilon, delta, relation=None, redeems=()):
     fits would make the ledger's sum under-count. Checked, then marked, under the
     spend's lock; nothing is spent when a check fails. On a prepaid ledger they are
     not checked: its search charged every fit its whole ``epsilon`` in advance.
+
+    ``closes_pending``: the spend ends the ledger's pending releases
+    (:func:`pending_releases`): a release pends until the next spend on its ledger
+    that is not itself a release's.
     """
     with _SPEND_LOCK:
         tracked = redeems and not isinstance(accountant, PrepaidLedger)
@@ -84,6 +89,8 @@ def spend(accountant, epsilon, delta, relation=None, redeems=()):
         result = accountant.spend(epsilon, delta)
         if tracked:
             _REDEEMED_RELEASES.setdefault(accountant, set()).update(r.token for r in redeems)
+        if closes_pending:
+            _PENDING_RELEASES.pop(accountant, None)
         mixed = relation is not None and _note_relation(accountant, relation)
     if mixed:
         warnings.warn(
@@ -102,27 +109,31 @@ def spend_release(accountant, release):
     default). Returns the ledger."""
     accountant = resolve_accountant(accountant)
     with _SPEND_LOCK:
-        spend(accountant, release.epsilon, release.delta, relation=release.relation)
+        spend(accountant, release.epsilon, release.delta, relation=release.relation,
+              closes_pending=False)
         try:
             _CHARGED_RELEASES.setdefault(accountant, {})[release.token] = release
+            _PENDING_RELEASES.setdefault(accountant, []).append(release)
         except TypeError:  # a ledger that cannot be referenced weakly: not tracked
             pass
     return accountant
 
 
 def pending_releases(accountant):
-    """The releases charged on ``accountant`` (:func:`spend_release`) that no fit has
-    composed with yet, in the order charged: what ``composed_with="pending"`` composes.
-    A prepaid ledger holds none (its search charged each fit its whole epsilon)."""
+    """The releases charged on ``accountant`` (:func:`spend_release`) since its last
+    other spend, in the order charged: what ``composed_with="pending"`` composes (in a
+    ``Pipeline``, the ``DPStandardScaler`` fitted just before; not one that another fit
+    followed). A prepaid ledger holds none (its search charged each fit its whole
+    epsilon)."""
     if isinstance(accountant, PrepaidLedger):
         return ()
     with _SPEND_LOCK:
         try:
-            charged = _CHARGED_RELEASES.get(accountant, {})
+            pending = _PENDING_RELEASES.get(accountant, [])
             redeemed = _REDEEMED_RELEASES.get(accountant, set())
         except TypeError:
             return ()
-        return tuple(r for token, r in charged.items() if token not in redeemed)
+        return tuple(r for r in pending if r.token not in redeemed)
 
 
 def _check_redeemable(accountant, releases):
