@@ -111,9 +111,14 @@ def test_an_extreme_declared_ratio_fits_without_overflow(data, pos_ratio):
 
 def test_private_class_ratio_is_paid_for(data):
     X, y = data
-    m = model(pos_ratio=None, pos_ratio_budget=0.1, epsilon=1.0).fit(X, y)
+    m = model(pos_ratio=None, pos_ratio_budget=0.1, epsilon=1.0,
+              composition="basic").fit(X, y)
     assert 0 < m.pos_ratio_ < 1
     assert m.calibration_.epsilon <= 0.9  # the solver got the other 90 percent
+    # Composed in one PLD (the default): the count is in the solver's certificate.
+    m = model(pos_ratio=None, pos_ratio_budget=0.1, epsilon=1.0).fit(X, y)
+    assert m.calibration_.composed_with == ("count(epsilon=0.1)",)
+    assert 0.9 < m.calibration_.epsilon <= 1.0
     assert model(pos_ratio=0.3).fit(X, y).pos_ratio_ == 0.3
 
 
