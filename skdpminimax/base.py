@@ -768,7 +768,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         return None, budget
 
     def _constants_events(self, constants_budget):
-        """The ``DpEvent``s (add/remove-one) of the release of the constants at
+        """The ``DpEvent`` objects (add/remove-one) of the release of the constants at
         ``constants_budget`` (:func:`~skdpminimax.privacy.composition.count_event` for
         counts), or ``None`` where they cannot be composed in a PLD; ``()`` when
         nothing is released."""

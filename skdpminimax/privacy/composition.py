@@ -137,6 +137,6 @@ class Release:
 
     @property
     def events(self):
-        """The release as ``DpEvent``s, for the PLD accountant."""
+        """The release as ``DpEvent`` objects, for the PLD accountant."""
         return (tuple(gaussian_event(z) for z in self.gaussian_multipliers)
                 + tuple(count_event(e) for e in self.count_epsilons))
