@@ -171,13 +171,16 @@ def test_config_tags_follow_the_release():
     assert repro.config_tag("sgda-linear", math.inf, "mnist") == "v3-rng5-ori2"
     assert repro.config_tag("sgda-linear", 1.0, "ijcnn1", 1e-6) == "v3-rng4-pld"
     assert repro.config_tag("nseg", 1.0, "ijcnn1", 1e-6) == "v3-rng6-pld"
+    # the image MLP's cells keep the shares added, and their tag
+    assert repro.composition("sgda-mlp", "mnist") == "basic"
+    assert repro.config_tag("sgda-mlp", 1.0, "mnist", 1e-6) == "v3-mlp8"
+    assert repro.config_tag("sgda-mlp", 1.0, "fashion-mnist", 1e-4) == "v3-mlp8"
 
 
 @pytest.mark.parametrize("composition", ["pld", "basic"])
-def test_the_noise_rule_sees_the_noise_the_fit_gets(composition, monkeypatch):
+def test_the_noise_rule_sees_the_noise_the_fit_gets(composition):
     """adapt_to_noise plans on training_budget: the same multipliers as the fit's
     own calibration, with a feature-statistics release composed or not."""
-    monkeypatch.setattr(repro, "COMPOSITION", composition)
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 1, size=(3000, 16))
     y = (X[:, 0] + 0.3 * rng.normal(size=3000) > 0.5).astype(int)
