@@ -399,3 +399,20 @@ def test_a_release_pends_until_the_next_fit_on_its_ledger():
     assert sum(name.startswith("gaussian") for name in model.calibration_.composed_with) == 1
     assert model.privacy_spent_.epsilon == pytest.approx(0.5)
     assert ledger.total()[0] == pytest.approx(0.1 + 0.5 + 0.1 + 0.5)
+
+
+def test_cross_validation_composes_each_folds_scaler_with_its_fit():
+    from sklearn.model_selection import cross_val_score
+    from sklearn.pipeline import make_pipeline
+    ledger = BudgetAccountant()
+    X, y = _auc_data(n=900)
+    pipe = make_pipeline(
+        DPStandardScaler(epsilon=0.1, delta=1e-7, bounds=(-1.0, 1.0), n_samples_budget=600,
+                         accountant=ledger, random_state=0),
+        DPAUCMaximizer(epsilon=0.6, delta=1.1e-6, data_norm=10.0, n_samples_budget=600,
+                       accountant=ledger, random_state=0, composed_with="pending"))
+    scores = cross_val_score(pipe, X, y, cv=3, scoring="roc_auc")
+    assert np.all(scores > 0.6)
+    # three scalers (0.1 each) and three fits (0.5 each): the three totals of 0.6
+    assert sorted(e for e, _ in ledger.spent_budget) == pytest.approx([0.1] * 3 + [0.5] * 3)
+    assert ledger.total()[0] == pytest.approx(1.8)
