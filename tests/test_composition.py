@@ -416,3 +416,16 @@ def test_cross_validation_composes_each_folds_scaler_with_its_fit():
     # three scalers (0.1 each) and three fits (0.5 each): the three totals of 0.6
     assert sorted(e for e, _ in ledger.spent_budget) == pytest.approx([0.1] * 3 + [0.5] * 3)
     assert ledger.total()[0] == pytest.approx(1.8)
+
+
+def test_group_dro_with_per_group_dual_clips_composes_its_counts():
+    """The per-group dual clips follow the released group counts, and so may the split
+    of the joint multiplier between the blocks: that split does not change the run's
+    privacy-loss distribution, so the fit is released."""
+    X, y = _auc_data(n=3000)
+    groups = np.where(X[:, 0] > 0.2, 1, 0)  # unbalanced groups
+    model = DPRobustClassifier(epsilon=0.3, delta=1e-6, data_norm=1.0, random_state=0,
+                               n_samples_budget=len(X), accountant=BudgetAccountant(),
+                               solver=NoisySGDA(clip_v="auto"))
+    model.fit(X, y, sensitive_features=groups)
+    assert model.calibration_.composed_with == ("count(epsilon=0.015)",)
