@@ -113,13 +113,14 @@ _SHARED_PARAMETER_DOCS = """    composition : {"pld", "basic"}, default="pld"
         :class:`~skdpminimax.preprocessing.DPStandardScaler`'s ``release_``, or one
         charged with :func:`~skdpminimax.privacy.spend_release`). ``(epsilon,
         delta)`` is then the total of those releases and this fit: the fit spends
-        what is left, ``(epsilon - sum epsilon_i, delta - sum delta_i)``, and with
+        what is left, ``(epsilon - sum epsilon_i, delta - sum delta_i)`` (the class
+        ratio's, group counts' and size's shares are then shares of that), and with
         ``composition="pld"`` its training is calibrated on the composition of the
         releases with its own, which certifies the total (else the shares add). Its
         model alone is ``(epsilon, delta)``-DP in any case. A release is composed
         with one fit only (the ledger refuses a second, before any spend), and only
         by a fit under add/remove-one. ``"pending"``: the releases charged on the
-        ledger since its last other spend (in a ``Pipeline``, the
+        ledger since its last other entry (in a ``Pipeline``, the
         ``DPStandardScaler`` fitted just before; none on a prepaid ledger, whose
         search charges each fit its whole epsilon); with none, the fit spends
         ``(epsilon, delta)`` as without it.
@@ -662,6 +663,11 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         data = SaddleData(clip_rows(X, data_norm, copy=self._user_objective),
                           targets, task_data.get("groups"),
                           public_size=size if planned_apart else None)
+        plans_its_length = getattr(solver, "n_iter", 0) is None
+        if train_budget.preceding:
+            # The run's PLD is composed with the constants' counts, so it must not follow
+            # their released values: its length is planned on the public constants.
+            solver.fix_plan(solver.calibrate(probe, data.planning_size, train_budget))
         result = solver.solve(objective, data, train_budget, rng)
         _check_composed(solver, result.calibration, train_budget)
         if train_budget.preceding:
@@ -681,7 +687,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
                 "(a step size too large for the objective?). The fit is charged; nothing "
                 "was fitted. Lower step_size, or use the solver's default step.")
 
-        if getattr(solver, "n_iter", 0) is None and result.n_iter < _FEW_ITERATIONS:
+        if plans_its_length and result.n_iter < _FEW_ITERATIONS:
             # Planned from public quantities (epochs, batch, planning size): no leak.
             single_pass = getattr(solver, "mode", None) == "single_pass"
             how = ("a single pass over the data: n / (2 batch_size) iterations for NSEG, "
@@ -781,7 +787,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
 
     def _composed_releases(self, accountant):
         """``composed_with`` checked: a tuple of :class:`Release` (nothing spent yet);
-        ``"pending"``: the ledger's releases charged since its last other spend."""
+        ``"pending"``: the ledger's releases charged since its last other entry."""
         spec = getattr(self, "composed_with", None)
         if isinstance(spec, str):
             releases = pending_releases(accountant)

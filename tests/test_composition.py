@@ -429,3 +429,66 @@ def test_group_dro_with_per_group_dual_clips_composes_its_counts():
                                solver=NoisySGDA(clip_v="auto"))
     model.fit(X, y, sensitive_features=groups)
     assert model.calibration_.composed_with == ("count(epsilon=0.015)",)
+
+
+@pytest.mark.parametrize("n_samples_budget", [1000, 0.05])
+def test_a_run_whose_default_length_follows_the_ratio_is_planned_on_the_public_one(
+        n_samples_budget):
+    """Found by a review: with radius * data_norm < 1 the default solver's dual clip,
+    and so its noise split and n_epochs="auto"'s length, follow the released class
+    ratio; the composed fit failed after its spend. Its length is now fixed from the
+    public constants before the solve."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 10))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = (rng.random(1000) < 0.3).astype(int)
+    steps = {}
+    for composition in ("basic", "pld"):
+        ledger = BudgetAccountant()
+        model = DPAUCMaximizer(epsilon=0.5, delta=1e-6, data_norm=1.0, radius=0.5,
+                               n_samples_budget=n_samples_budget, accountant=ledger,
+                               random_state=0, composition=composition)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            model.fit(X, y)
+        steps[composition] = model.calibration_.n_steps
+        assert ledger.spent_budget == [(0.5, 1e-6)]
+    assert model.calibration_.composed_with == ("count(epsilon=0.025)",)
+    assert model.solver_.n_iter == steps["pld"]  # fixed before the solve
+
+
+def test_a_changed_copy_of_a_charged_release_is_refused():
+    """Found by a review: the ledger matched a release by its token only, so a copy
+    claiming more than was charged passed, and the ledger under-counted."""
+    import dataclasses
+    ledger = BudgetAccountant()
+    scaler, Xs, y = _scaled(ledger)
+    inflated = dataclasses.replace(scaler.release_, epsilon=0.5)
+    assert inflated.token != scaler.release_.token  # not a constructor argument
+    object.__setattr__(inflated, "token", scaler.release_.token)  # forced: still refused
+    model = DPAUCMaximizer(epsilon=0.6, delta=1.1e-6, data_norm=1.0, random_state=0,
+                           n_samples_budget=len(Xs), accountant=ledger,
+                           composed_with=[inflated])
+    with pytest.raises(ValueError, match="not charged on this fit's ledger as it is"):
+        model.fit(Xs, y)
+    assert ledger.spent_budget == [(0.1, 1e-7)]
+    with pytest.raises(TypeError):
+        Release(0.1, 0.0, count_epsilons=(0.1,), token="chosen")
+
+
+def test_a_diffprivlib_spend_ends_the_pending_releases():
+    """Found by a review: only this library's spends ended them, so a fit on other
+    data after a diffprivlib model's spend composed the earlier scaler's release."""
+    from diffprivlib.models import GaussianNB
+    from skdpminimax.privacy.ledger import pending_releases
+    ledger = BudgetAccountant()
+    _scaled(ledger)
+    assert len(pending_releases(ledger)) == 1
+    X, y = _auc_data()
+    GaussianNB(epsilon=0.3, bounds=(-1.0, 1.0), accountant=ledger).fit(X, y)
+    assert pending_releases(ledger) == ()
+    model = DPAUCMaximizer(epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0,
+                           n_samples_budget=len(X), accountant=ledger,
+                           composed_with="pending").fit(X, y)
+    assert model.privacy_spent_.epsilon == 1.0
+    assert all(not name.startswith("gaussian") for name in model.calibration_.composed_with)

@@ -89,9 +89,12 @@ class Release:
     Attributes
     ----------
     token : str
-        Drawn when the record is made: what the ledger knows it by. A release is
-        charged once (:func:`~skdpminimax.privacy.spend_release`) and composed with
-        one fit at most; the ledger refuses a second.
+        Drawn when the record is made (not a parameter: a copy made with
+        ``dataclasses.replace`` gets a new one): what the ledger knows it by, with
+        the record itself. A release is charged once
+        (:func:`~skdpminimax.privacy.spend_release`) and composed with one fit at
+        most; the ledger refuses a second, and a record that differs from the one
+        charged under its token.
     relation : str
         ``"add/remove-one"``.
 
@@ -105,7 +108,7 @@ class Release:
     delta: float
     gaussian_multipliers: tuple = ()
     count_epsilons: tuple = ()
-    token: str = field(default_factory=lambda: secrets.token_hex(16), repr=False)
+    token: str = field(default_factory=lambda: secrets.token_hex(16), init=False, repr=False)
     relation = ADD_REMOVE
 
     def __post_init__(self):

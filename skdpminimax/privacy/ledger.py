@@ -54,14 +54,14 @@ MIXED_RELATIONS_ADVICE = (
 
 
 # The releases charged on a ledger by spend_release (token -> Release), the tokens of
-# those a fit has composed with, and those charged since the ledger's last other spend
-# (held weakly, like _RELATIONS).
+# those a fit has composed with, and the ledger entry each release was charged as
+# (entry index -> Release), held weakly like _RELATIONS.
 _CHARGED_RELEASES = weakref.WeakKeyDictionary()
 _REDEEMED_RELEASES = weakref.WeakKeyDictionary()
-_PENDING_RELEASES = weakref.WeakKeyDictionary()
+_RELEASE_ENTRIES = weakref.WeakKeyDictionary()
 
 
-def spend(accountant, epsilon, delta, relation=None, redeems=(), closes_pending=True):
+def spend(accountant, epsilon, delta, relation=None, redeems=()):
     """``accountant.spend(epsilon, delta)``, its check and its record as one step.
 
     ``relation``: the neighbouring relation the spend's guarantee holds for
@@ -77,10 +77,6 @@ def spend(accountant, epsilon, delta, relation=None, redeems=(), closes_pending=
     fits would make the ledger's sum under-count. Checked, then marked, under the
     spend's lock; nothing is spent when a check fails. On a prepaid ledger they are
     not checked: its search charged every fit its whole ``epsilon`` in advance.
-
-    ``closes_pending``: the spend ends the ledger's pending releases
-    (:func:`pending_releases`): a release pends until the next spend on its ledger
-    that is not itself a release's.
     """
     with _SPEND_LOCK:
         tracked = redeems and not isinstance(accountant, PrepaidLedger)
@@ -89,8 +85,6 @@ def spend(accountant, epsilon, delta, relation=None, redeems=(), closes_pending=
         result = accountant.spend(epsilon, delta)
         if tracked:
             _REDEEMED_RELEASES.setdefault(accountant, set()).update(r.token for r in redeems)
-        if closes_pending:
-            _PENDING_RELEASES.pop(accountant, None)
         mixed = relation is not None and _note_relation(accountant, relation)
     if mixed:
         warnings.warn(
@@ -109,11 +103,11 @@ def spend_release(accountant, release):
     default). Returns the ledger."""
     accountant = resolve_accountant(accountant)
     with _SPEND_LOCK:
-        spend(accountant, release.epsilon, release.delta, relation=release.relation,
-              closes_pending=False)
+        spend(accountant, release.epsilon, release.delta, relation=release.relation)
         try:
             _CHARGED_RELEASES.setdefault(accountant, {})[release.token] = release
-            _PENDING_RELEASES.setdefault(accountant, []).append(release)
+            entry = len(accountant.spent_budget) - 1
+            _RELEASE_ENTRIES.setdefault(accountant, {})[entry] = release
         except TypeError:  # a ledger that cannot be referenced weakly: not tracked
             pass
     return accountant
@@ -121,19 +115,23 @@ def spend_release(accountant, release):
 
 def pending_releases(accountant):
     """The releases charged on ``accountant`` (:func:`spend_release`) since its last
-    other spend, in the order charged: what ``composed_with="pending"`` composes (in a
-    ``Pipeline``, the ``DPStandardScaler`` fitted just before; not one that another fit
-    followed). A prepaid ledger holds none (its search charged each fit its whole
-    epsilon)."""
+    other entry, in the order charged: what ``composed_with="pending"`` composes (in a
+    ``Pipeline``, the ``DPStandardScaler`` fitted just before; not one that another
+    spend followed, a fit's or a diffprivlib model's). A prepaid ledger holds none (its
+    search charged each fit its whole epsilon)."""
     if isinstance(accountant, PrepaidLedger):
         return ()
     with _SPEND_LOCK:
         try:
-            pending = _PENDING_RELEASES.get(accountant, [])
+            entries = _RELEASE_ENTRIES.get(accountant, {})
             redeemed = _REDEEMED_RELEASES.get(accountant, set())
         except TypeError:
             return ()
-        return tuple(r for r in pending if r.token not in redeemed)
+        trailing, entry = [], len(accountant.spent_budget) - 1
+        while entry in entries:  # the ledger's last entries, while they are releases
+            trailing.append(entries[entry])
+            entry -= 1
+        return tuple(r for r in reversed(trailing) if r.token not in redeemed)
 
 
 def _check_redeemable(accountant, releases):
@@ -146,12 +144,13 @@ def _check_redeemable(accountant, releases):
     if len(set(tokens)) != len(tokens):
         raise ValueError("composed_with names the same release twice. Nothing was spent.")
     for release in releases:
-        if release.token not in charged:
+        if charged.get(release.token) != release:  # by token and every field
             raise ValueError(
-                "A release in composed_with was not charged on this fit's ledger (charge "
-                "it with skdpminimax.privacy.spend_release, or fit the DPStandardScaler "
-                "with the same accountant): the ledger's sum would miss it. Nothing was "
-                "spent.")
+                "A release in composed_with was not charged on this fit's ledger as it "
+                "is (charge it with skdpminimax.privacy.spend_release, or fit the "
+                "DPStandardScaler with the same accountant; a record changed after its "
+                "charge is not the one charged): the ledger's sum would miss it. Nothing "
+                "was spent.")
         if release.token in redeemed:
             raise ValueError(
                 "A release in composed_with has been composed with another fit on this "

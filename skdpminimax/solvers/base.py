@@ -71,6 +71,17 @@ class PrivateSolver(BaseEstimator, ABC):
     # solver that says so, and check its calibration's ``composed_with``.
     composes_preceding = False
 
+    def fix_plan(self, calibration):
+        """Fix the run's length to ``calibration``'s, planned on public constants.
+
+        A composed run's privacy-loss distribution must not follow the released
+        constants (class ratio, group counts): estimators plan it on the public ones
+        and call this before ``solve``. A solver whose plan never reads them may keep
+        this no-op; one whose plan can (``NoisySGDA(n_epochs="auto")``) sets its
+        length here. Returns ``self``.
+        """
+        return self
+
     @abstractmethod
     def calibrate(self, objective, n_samples, budget):
         """Noise calibration for ``n_samples`` examples and ``budget`` (data-free)."""

@@ -97,8 +97,6 @@ class NoisyInexactProximalPoint(PrivateSolver):
     and is not used).
     """
 
-    composes_preceding = True  # its calibration composes budget.preceding
-
     _parameter_constraints = {
         "mode": [StrOptions({"single_pass", "multi_pass"})],
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],

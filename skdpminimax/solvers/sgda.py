@@ -301,6 +301,12 @@ class NoisySGDA(PrivateSolver):
         epochs = _AUTO_EPOCHS if self.n_epochs == "auto" else self.n_epochs
         return max(1, math.ceil(epochs * sampler.n_samples / sampler.batch_size))
 
+    def fix_plan(self, calibration):
+        """Run ``calibration.n_steps`` steps (``n_iter``): ``n_epochs="auto"`` lengthens
+        the run by the primal block's noise, whose share follows the clips, and so the
+        objective's constants (see :meth:`PrivateSolver.fix_plan`)."""
+        return self.set_params(n_iter=int(calibration.n_steps))
+
     def calibrate(self, objective, n_samples, budget):
         """Joint and per-block noise multipliers for ``n_iter`` steps (data-free).
 
