@@ -361,35 +361,41 @@ def _check_composed(solver, calibration, budget, spent=True):
             + ("; the budget of this fit is spent." if spent else ", nothing spent."))
 
 
-def _check_planned_on(solver, objective, size, budget, calibration, on="the released size"):
+# What fixes a run's privacy-loss distribution (steps, rate, joint multiplier, ...).
+# The split of the joint multiplier among the blocks may follow their clips without
+# changing it.
+_PLD_FIELDS = ("n_steps", "sample_rate", "noise_multiplier", "batch_size",
+               "n_compositions", "noise_ratios")
+
+
+def _same_run(calibration, expected, fields=_PLD_FIELDS):
+    return all(getattr(calibration, f, None) == getattr(expected, f, None) for f in fields)
+
+
+def _check_planned_on(solver, objective, size, budget, calibration):
     """Refuse (nothing released) a run that was not planned on the released size: a
-    solver that read the true number of rows would leak it (see SaddleData). With
-    ``on="the public constants"`` (``objective`` then built from them): a run whose
-    plan followed the released constants, which a PLD composition with their counts
-    does not allow."""
+    solver that read the true number of rows would leak it (see SaddleData)."""
     expected = solver.calibrate(objective, size, budget)
-    # Every field (steps, rate, joint and per-block multipliers, ...): a solver whose
-    # noise or length followed the true number of rows would show in one of them. For
-    # the constants, what fixes the run's privacy-loss distribution: the split of the
-    # joint multiplier among the blocks may follow their clips (and so the constants)
-    # without changing it.
-    fields = ("n_steps", "sample_rate", "noise_multiplier", "block_noise_multipliers",
-              "batch_size", "n_compositions", "noise_ratios")
-    if on != "the released size":
-        fields = tuple(f for f in fields if f != "block_noise_multipliers")
-    same = all(getattr(calibration, f, None) == getattr(expected, f, None) for f in fields)
-    if not same and on != "the released size":
-        raise RuntimeError(
-            f"{type(solver).__name__} planned its run (steps, rate or noise) on the released "
-            "constants, which their composition with the run in one PLD does not allow: use "
-            "composition='basic' with this solver. Nothing was released; the budget of this "
-            "fit is spent.")
-    if not same:
+    # Every field, the per-block multipliers too: a solver whose noise or length
+    # followed the true number of rows would show in one of them.
+    if not _same_run(calibration, expected, _PLD_FIELDS + ("block_noise_multipliers",)):
         raise RuntimeError(
             f"{type(solver).__name__} did not plan its run on data.planning_size (the released "
             "size); under add/remove-one the true number of rows is private. Nothing was "
             "released; the budget of this fit is spent."
         )
+
+
+def _check_kept_plan(solver, calibration, planned):
+    """Refuse (nothing released) a composed run whose plan followed the released
+    constants instead of ``planned``, the one made on the public constants (its PLD
+    composition with their counts assumes it fixed)."""
+    if not _same_run(calibration, planned):
+        raise RuntimeError(
+            f"{type(solver).__name__} planned its run (steps, rate or noise) on the released "
+            "constants, which their composition with the run in one PLD does not allow: use "
+            "composition='basic' with this solver. Nothing was released; the budget of this "
+            "fit is spent.")
 
 
 # Sparse X whose dense copy has at most this many entries (32 MB) is fitted dense: the
@@ -664,18 +670,16 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
                           targets, task_data.get("groups"),
                           public_size=size if planned_apart else None)
         plans_its_length = getattr(solver, "n_iter", 0) is None
+        planned = None
         if train_budget.preceding:
             # The run's PLD is composed with the constants' counts, so it must not follow
             # their released values: its length is planned on the public constants.
-            solver.fix_plan(solver.calibrate(probe, data.planning_size, train_budget))
+            planned = solver.calibrate(probe, data.planning_size, train_budget)
+            solver.fix_plan(planned)
         result = solver.solve(objective, data, train_budget, rng)
         _check_composed(solver, result.calibration, train_budget)
-        if train_budget.preceding:
-            # The run's privacy-loss distribution must not depend on the released
-            # constants' values (their PLD composition assumes it fixed): the same plan
-            # as on the public constants of the dry run.
-            _check_planned_on(solver, probe, data.planning_size, train_budget,
-                              result.calibration, on="the public constants")
+        if planned is not None:
+            _check_kept_plan(solver, result.calibration, planned)
         if planned_apart:
             _check_planned_on(solver, objective, size, train_budget, result.calibration)
         if not (np.all(np.isfinite(result.w)) and np.all(np.isfinite(result.v))):
