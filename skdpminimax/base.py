@@ -79,7 +79,7 @@ from skdpminimax.privacy.calibration import (
     composable,
     releases_epsilon,
 )
-from skdpminimax.privacy.composition import Release, describe_events
+from skdpminimax.privacy.composition import Release, count_event, describe_events
 from skdpminimax.privacy.ledger import LedgerGuardMixin, pending_releases, spend
 from skdpminimax.privacy.mechanisms import clip_rows, private_size, row_norms
 from skdpminimax.solvers import resolve_solver
@@ -256,22 +256,32 @@ def _dry_run(solver, probe, n_samples, budget, size_is_public, n_rows):
     accountant), after checking before any spend what can be checked without leaking
     the size.
 
-    Where neighbours share the size (replace-one) or the user declared it public, the
-    solver is calibrated on the planning size ``n_samples`` and budget: a budget it
-    cannot meet fails here. Replace-one neighbours share the size, so such a run plans
-    on the ``n_rows`` given whatever size was declared: that calibration is checked
-    too. Under add/remove-one with a private size, whether a fit is refused must not
+    Where neighbours share the size (replace-one), the solver is calibrated on the
+    planning size ``n_samples`` and budget: a budget it cannot meet fails here.
+    Replace-one neighbours share the size, so such a run plans on the ``n_rows`` given
+    whatever size was declared: that calibration is checked too. Where the user
+    declared the size public and the solver is add/remove-one, only its settings are
+    checked here (infinite budget); the caller runs the noise search on the budget it
+    settles on, before the spend. Under add/remove-one with a private size, whether a fit is refused must not
     depend on the true size: the solver's settings and relation are checked on a fixed
     size without a noise search (infinite budget), and the calibration on the released
     size runs after the spend (where it can only fail at extreme budgets, from a
     released number).
     """
+    settings_only = PrivacyBudget(np.inf, budget.delta)
     if size_is_public:
+        # An add/remove-one run's noise search waits for the budget it is calibrated on
+        # (one PLD with the releases, or its share): _fit_steps runs it before the spend.
+        try:
+            calibration = solver.calibrate(probe, n_samples, settings_only)
+        except ValueError:  # the search below raises what the settings cannot run
+            calibration = None
+        if _relation(calibration) == "add/remove-one":
+            return calibration
         calibration = solver.calibrate(probe, n_samples, budget)
         if _relation(calibration) != "add/remove-one" and n_rows != n_samples:
             solver.calibrate(probe, n_rows, budget)
         return calibration
-    settings_only = PrivacyBudget(np.inf, budget.delta)
     try:
         calibration = solver.calibrate(probe, _PROBE_SIZE, settings_only)
         probe_error = None
@@ -638,8 +648,14 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
             # count's outcome, which a PLD composition cannot follow.
             joint_epsilon = budget.epsilon - (0.0 if size_budget is None else size_budget.epsilon)
             train_budget = PrivacyBudget(joint_epsilon, budget.delta, preceding=preceding)
-            _check_composes(solver, probe, train_budget,
-                            declared or n_samples if size_is_public else _PROBE_SIZE)
+            if not size_is_public:
+                _check_composes(solver, probe, train_budget, _PROBE_SIZE)
+        searched = None
+        if size_is_public and add_remove:
+            # The noise search on the public size, before the spend: a budget the solver
+            # cannot meet fails here; a composed run keeps this plan (fix_plan below).
+            searched = solver.calibrate(probe, declared or n_samples, train_budget)
+            _check_composed(solver, searched, train_budget, spent=False)
         if getattr(dry_run, "accounting", None) in ("pld", "rdp"):
             # A budget no multiplier certifies (a tiny delta) would fail only after the
             # spend, once the released size is known: refused here, from the share the
@@ -674,7 +690,8 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         if train_budget.preceding:
             # The run's PLD is composed with the constants' counts, so it must not follow
             # their released values: its length is planned on the public constants.
-            planned = solver.calibrate(probe, data.planning_size, train_budget)
+            planned = (searched if searched is not None
+                       else solver.calibrate(probe, data.planning_size, train_budget))
             solver.fix_plan(planned)
         result = solver.solve(objective, data, train_budget, rng)
         _check_composed(solver, result.calibration, train_budget)
@@ -782,12 +799,18 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         """``(slice for data-dependent constants or None, rest for the solver)``."""
         return None, budget
 
+    # True where the constants are released as one add/remove-one count at the share's
+    # whole epsilon (a class ratio's count; a histogram in which a row falls in one bin).
+    _constants_are_one_count = False
+
     def _constants_events(self, constants_budget):
         """The ``DpEvent`` objects (add/remove-one) of the release of the constants at
-        ``constants_budget`` (:func:`~skdpminimax.privacy.composition.count_event` for
-        counts), or ``None`` where they cannot be composed in a PLD; ``()`` when
-        nothing is released."""
-        return () if constants_budget is None else None
+        ``constants_budget`` (one :func:`~skdpminimax.privacy.composition.count_event`
+        where ``_constants_are_one_count``), or ``None`` where they cannot be composed
+        in a PLD; ``()`` when nothing is released."""
+        if constants_budget is None:
+            return ()
+        return (count_event(constants_budget.epsilon),) if self._constants_are_one_count else None
 
     def _composed_releases(self, accountant):
         """``composed_with`` checked: a tuple of :class:`Release` (nothing spent yet);

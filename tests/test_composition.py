@@ -31,6 +31,7 @@ from skdpminimax.privacy import (
     make_sampler,
     spend_release,
 )
+from skdpminimax.privacy.calibration import _calibrate_cached
 from skdpminimax.solvers import NoisySGDA
 from privacy_reference import gdp_delta, gdp_mu
 
@@ -198,6 +199,27 @@ def test_a_solver_that_drops_the_releases_is_refused_before_the_spend():
     with pytest.raises(RuntimeError, match="did not compose them"):
         _fit(ledger, solver=_ForgetsPreceding())
     assert ledger.spent_budget == []
+
+
+def test_a_solver_that_drops_the_releases_is_refused_before_the_spend_at_a_public_size():
+    ledger = BudgetAccountant()
+    with pytest.raises(RuntimeError, match="did not compose them.*nothing spent"):
+        _fit(ledger, solver=_ForgetsPreceding(), n_samples_budget=1500)
+    assert ledger.spent_budget == []
+
+
+@pytest.mark.parametrize("size", [1500, "public"])
+def test_a_composed_fit_at_a_public_size_searches_its_noise_once(size):
+    """The noise search of a composed fit runs on the joint budget only (it ran on the
+    basic split too, before the spend, and that multiplier was never used): as many
+    accountant searches as the same fit with the shares added."""
+    searches = {}
+    for composition in ("pld", "basic"):
+        _calibrate_cached.cache_clear()
+        model = _fit(composition=composition, n_samples_budget=size)
+        searches[composition] = _calibrate_cached.cache_info().misses
+        assert bool(model.calibration_.composed_with) == (composition == "pld")
+    assert searches["pld"] == searches["basic"] > 0
 
 
 def test_a_run_planned_on_the_released_constants_is_not_released():

@@ -11,7 +11,6 @@ from numbers import Integral, Number, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from skdpminimax.privacy.composition import count_event
 from skdpminimax.privacy.mechanisms import private_count
 from skdpminimax.solvers import NoisySGDA, resolve_solver
 
@@ -250,6 +249,10 @@ class GroupRatiosMixin:
     bounded by the size the fit plans on (``n_samples_budget``).
     """
 
+    # Add/remove-one (the only relation composed): a row is in one group's count, so
+    # the histogram is one discrete Laplace at the share's whole epsilon.
+    _constants_are_one_count = True
+
     _group_parameter_constraints = {
         "group_ratios": [dict, "array-like", None],
         "group_ratios_budget": [Interval(Real, 0, 1, closed="neither")],
@@ -321,12 +324,6 @@ class GroupRatiosMixin:
         if self._public_group_ratios is not None:
             return None, budget
         return budget.split(self.group_ratios_budget)
-
-    def _constants_events(self, constants_budget):
-        # Add/remove-one (the only relation composed): a row is in one group's count,
-        # so the histogram is one discrete Laplace at the per-count epsilon, which is
-        # the share's whole epsilon there (_private_constants).
-        return () if constants_budget is None else (count_event(constants_budget.epsilon),)
 
     def _public_constants(self, targets, task_data):
         if self._public_group_ratios is not None:

@@ -12,7 +12,6 @@ from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, share
 from skdpminimax.estimators._groups import without_negative_zeros
 from skdpminimax.objectives.auc import SquareLossAUC
 from skdpminimax.objectives.scorers import LinearScorer, MLPScorer
-from skdpminimax.privacy.composition import count_event
 from skdpminimax.privacy.mechanisms import noisy_counts, private_count
 from skdpminimax.solvers import NoisySGDA, resolve_solver
 
@@ -179,6 +178,9 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
     True
     """
 
+    # the class ratio's release is one count (private_count)
+    _constants_are_one_count = True
+
     _parameter_constraints = {
         **DPMinimaxEstimator._parameter_constraints,
         "pos_ratio": [Interval(Real, 0, 1, closed="neither"), None],
@@ -260,10 +262,6 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         if self.pos_ratio is not None:
             return None, budget
         return budget.split(self.pos_ratio_budget)
-
-    def _constants_events(self, constants_budget):
-        # one count (private_count): the discrete Laplace at the share's epsilon
-        return () if constants_budget is None else (count_event(constants_budget.epsilon),)
 
     def _public_constants(self, targets, task_data):
         return {"pos_ratio": 0.5 if self.pos_ratio is None else float(self.pos_ratio)}
