@@ -88,6 +88,36 @@ def test_fast_clipped_sums_equal_materialised_ones(name, clip):
     np.testing.assert_allclose(sv, clipped_sum(gv, clip), rtol=1e-10, atol=1e-12)
 
 
+class _NegativeMarginLoss(LogisticLoss):
+    """``ell(z, y) = -y z``: convex and 1-Lipschitz, and negative (a user's loss may be)."""
+
+    def values(self, Z, y):
+        return -y * Z[:, 0]
+
+    def score_grads(self, Z, y):
+        return (-y)[:, None] * np.ones_like(Z)
+
+    def value_bound(self, H):
+        return H
+
+
+@pytest.mark.parametrize("margin", [10.0, 1e308, np.inf])
+def test_a_negative_loss_is_clipped_in_the_dual_block_too(margin):
+    """The dual gradient of an example, ell / pi_g, is clipped both ways: a loss
+    object of the user's may be negative (it was capped from above only)."""
+    obj = GroupDRO(2, _NegativeMarginLoss(), [0.5, 0.5], data_norm=1.0, radius=np.inf)
+    w, v = np.array([margin, 0.0, 0.0]), np.array([0.5, 0.5])
+    rows = SaddleData(np.array([[1.0, 0.0], [1.0, 0.0]]), np.array([1.0, -1.0]),
+                      np.array([0, 1]))
+    with np.errstate(all="ignore"):
+        gw, gv = obj.per_example_grads(w, v, rows)
+        sw, sv = obj.clipped_grad_sums(w, v, rows, 1.0, 0.5)
+    assert np.all(np.isfinite(sv)) and np.all(np.abs(sv) <= 0.5)
+    if margin < 1e300:  # equal to the materialised clip where ell / pi does not overflow
+        np.testing.assert_allclose(sv, clipped_sum(gv, 0.5))
+    assert sv[0] == -0.5 and sv[1] == 0.5
+
+
 @pytest.mark.parametrize("name", ["binary", "multinomial", "squared", "parity"])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_mean_gradient_equals_the_mean_of_per_example_ones(name, sparse):

@@ -170,8 +170,10 @@ class GroupDRO(SaddleObjective):
         # One scalar clip, or one per group (typical_dual_clips): an example's dual
         # gradient is its group's coordinate only, so the ellipsoidal clip is a min.
         cap = clip_v if np.ndim(clip_v) == 0 else np.asarray(clip_v)[data.groups]
-        # losses are >= 0; an infinite one is capped, a NaN one (an overflow) adds 0
-        gq = np.minimum(np.nan_to_num(losses * inv_pi, nan=0.0, posinf=np.inf), cap)
+        # Clipped both ways: a loss object of the user's may be negative (the built-in
+        # ones are not); an infinite value is capped, a NaN one (an overflow) adds 0.
+        gq = np.clip(np.nan_to_num(losses * inv_pi, nan=0.0, posinf=np.inf, neginf=-np.inf),
+                     -cap, cap)
         sv = np.bincount(data.groups, weights=gq, minlength=self.n_groups).astype(float)
         return sw, sv
 
