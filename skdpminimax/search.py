@@ -648,7 +648,8 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
             "them. Only the fitted models are private.",
             PrivacyLeakWarning,
         )
-    folds, pinned = _checked_folds(search, cv, X, y, params, n_splits)
+    folds, pinned = _checked_folds(search, cv, X, y, params, n_splits,
+                                   always=selection_epsilon is not None)
     selection = None if selection_epsilon is None else _selection(
         search, selection_epsilon, y, folds)
     if selection is not None and search.scoring == "roc_auc":
@@ -750,9 +751,12 @@ def _same_folds(first, second):
         for (a_train, a_test), (b_train, b_test) in zip(first, second))
 
 
-def _checked_folds(search, cv, X, y, params, n_splits):
+def _checked_folds(search, cv, X, y, params, n_splits, always=False):
     """The search's cross-validation folds, drawn as its fit will draw them, and whether
-    they must be pinned (replayed to the search) to be the folds that were checked."""
+    they must be pinned (replayed to the search) to be the folds that were checked:
+    ``always`` where a private selection's sensitivity rests on their sizes (two equal
+    draws of an unseeded splitter do not make the third equal: on tiny data they can
+    coincide by chance)."""
     # A copy: drawing must not advance the RandomState of the caller's splitter.
     cv = copy.deepcopy(cv)
     split_params = _split_params(search, params.get("groups"), params)
@@ -761,7 +765,7 @@ def _checked_folds(search, cv, X, y, params, n_splits):
         raise ValueError(f"The search's cv gave {len(folds)} splits where its get_n_splits "
                          f"said {n_splits}. Nothing was spent.")
     # A splitter that shuffles without a fixed seed draws other folds at every call.
-    pinned = not _same_folds(folds, list(cv.split(X, y, **split_params)))
+    pinned = always or not _same_folds(folds, list(cv.split(X, y, **split_params)))
     return folds, (_CheckedFolds(folds, cv) if pinned else None)
 
 

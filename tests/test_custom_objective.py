@@ -373,6 +373,8 @@ def test_stand_in_checks_the_per_step_methods_too():
     shape was only met by the solver, after the charge (or broadcast silently)."""
 
     class BadSums(CoupledMean):
+        exact_clipped_sums = True  # vouched for, so the engine runs it
+
         def clipped_grad_sums(self, w, v, data, clip_w, clip_v):
             sw, sv = super().clipped_grad_sums(w, v, data, clip_w, clip_v)
             return sw[None, :], sv
@@ -387,6 +389,59 @@ def test_stand_in_checks_the_per_step_methods_too():
         with pytest.raises(ValueError, match=what):
             DPSaddleEstimator(objective, epsilon=1.0, data_norm=3.0, accountant=acc).fit(X)
         assert acc.spent_budget == []
+
+
+class UnclippedSums(CoupledMean):
+    """A "fast path" that forgets the clip and does not declare exact_clipped_sums."""
+
+    def clipped_grad_sums(self, w, v, data, clip_w, clip_v):
+        gw, gv = self.per_example_grads(w, v, data)
+        return 100.0 * gw.sum(axis=0), 100.0 * gv.sum(axis=0)
+
+
+class NaNOnLargeRows(CoupledMean):
+    """A vouched override whose arithmetic gives NaN on rows with a large first
+    feature, away from the start point only (the checks before the spend pass)."""
+
+    exact_clipped_sums = True
+
+    def clipped_grad_sums(self, w, v, data, clip_w, clip_v):
+        sw, sv = super().clipped_grad_sums(w, v, data, clip_w, clip_v)
+        if np.any(w != 0) and np.any(data.X[:, 0] > 5.0):
+            return np.full_like(sw, np.nan), sv
+        return sw, sv
+
+
+def _private_fit(objective, X, **params):
+    acc = BudgetAccountant()
+    est = DPSaddleEstimator(objective, epsilon=1.0, delta=1e-5, data_norm=10.0,
+                            accountant=acc, random_state=3,
+                            solver=NoisySGDA(batch_size=20, n_iter=30), **params)
+    return est.fit(X), acc
+
+
+def test_an_override_that_does_not_vouch_for_its_clip_is_not_run():
+    """A privacy review: the engine ran any override of clipped_grad_sums, so one that
+    forgot the clip set the sensitivity. Unvouched, the engine clips itself: the fit
+    is the one without the override, with a warning."""
+    X = np.random.default_rng(6).normal(size=(100, 3))
+    with pytest.warns(UserWarning, match="exact_clipped_sums"):
+        fitted, _ = _private_fit(UnclippedSums, X)
+    reference, _ = _private_fit(CoupledMean, X)
+    np.testing.assert_array_equal(fitted.coef_, reference.coef_)
+    np.testing.assert_array_equal(fitted.dual_coef_, reference.dual_coef_)
+
+
+def test_a_non_finite_batch_sum_falls_back_to_its_rows_after_the_spend():
+    """A review's distinguisher: a NaN from one row made the fit raise after its spend
+    on a neighbour holding that row, and fit on the data without it. Each row is now
+    summed on its own and a row that is not finite adds zero: both fit."""
+    X = np.random.default_rng(7).normal(size=(100, 3))
+    neighbour = X.copy()
+    neighbour[-1, 0] = 9.0  # replace one row by one the override fails on
+    for data in (X, neighbour):
+        est, acc = _private_fit(NaNOnLargeRows, data)
+        assert np.all(np.isfinite(est.coef_)) and acc.spent_budget == [(1.0, 1e-5)]
 
 
 # ---- task="classification" / "regression": what scikit-learn takes it for ------------------

@@ -198,6 +198,8 @@ def test_dual_clips_are_capped_validated_and_opt_in():
                        sampler)
 
     class ScalarSums(GroupDRO):  # overrides the clipping below the inherited clips
+        exact_clipped_sums = True
+
         def clipped_grad_sums(self, w, v, data, clip_w, clip_v):
             return super().clipped_grad_sums(w, v, data, clip_w, float(clip_v))
 

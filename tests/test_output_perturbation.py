@@ -133,6 +133,53 @@ def test_user_base_solver_is_recertified_not_trusted(game):
     assert spy.calls[0]["tol"] == pytest.approx(math.sqrt(0.04 * stability_bound(reg, 400) / 0.5))
 
 
+class EditsInPlace:
+    """A base solver that edits what it is given: the data, the objective and the
+    start (a buggy in-place normalisation), then solves its edited problem."""
+
+    def solve_saddle(self, objective, data, tol, *, init=None, rng=None):
+        for edit in (lambda: data.X.__setitem__(slice(None), 0.0),
+                     lambda: objective.M.__setitem__(slice(None), 0.0),
+                     lambda: init[0].__setitem__(slice(None), 1.0)):
+            try:
+                edit()
+            except ValueError:  # read-only: the edit is refused, the solver goes on
+                pass
+        return Extragradient().solve_saddle(objective, data, tol, init=init, rng=rng)
+
+
+def test_a_base_solver_cannot_edit_the_problem_the_release_is_certified_on(game):
+    """A privacy review: the base solver got the engine's own data and objective, and
+    the engine certified on what the solver had edited (a release whose sensitivity
+    was no longer the stated one). It now gets read-only data and its own copies."""
+    objective, data = game
+    reg = objective.regularized(0.5)
+    M_before, X_before = reg.base.M.copy(), data.X.copy()
+    res = OutputPerturbation(base_solver=EditsInPlace()).solve(reg, data, INF,
+                                                               np.random.default_rng(0))
+    np.testing.assert_array_equal(reg.base.M, M_before)
+    np.testing.assert_array_equal(data.X, X_before)
+    ws, vs = objective.unconstrained_saddle(data, 0.5, 0.5)
+    dist = math.sqrt(np.sum((res.w - ws) ** 2) + np.sum((res.v - vs) ** 2))
+    assert dist <= math.sqrt(res.info["target"] / 0.5)
+
+
+def test_the_calibration_records_how_many_releases_an_example_is_in(game):
+    """What an auditor composes: ``n_compositions`` Gaussians at the multiplier are
+    (epsilon, delta)-DP (k of multiplier z are one of z / sqrt(k), exactly)."""
+    objective, data = game
+    budget = PrivacyBudget(1.0, 1e-5)
+    csc = BilinearGame(objective.M, radius_w=3.0, radius_v=3.0, mu_v=2.0)
+    for solver, obj, k in ((OutputPerturbation(), objective.regularized(0.5), 1),
+                           (PhasedOutputPerturbation(), objective, 2),
+                           (PhasedOutputPerturbation(), csc, 1)):
+        cal = solver.calibrate(obj, data.n_samples, budget)
+        assert cal.n_compositions == k and cal.n_steps >= k
+        z = cal.noise_multiplier
+        assert _gaussian_delta(z, math.sqrt(k), 1.0) <= 1e-5 * (1 + 1e-6)
+        assert _gaussian_delta(z, math.sqrt(k + 1), 1.0) > 1e-5  # one more would not be
+
+
 def test_needs_strong_convexity_before_any_release(game):
     objective, data = game
     with pytest.raises(ValueError, match="strongly-convex-strongly-concave"):

@@ -466,6 +466,44 @@ def test_unseeded_shuffled_folds_are_the_checked_ones(data, n_jobs, monkeypatch)
     assert isinstance(kept, KFold) and repr(kept) == repr(seeded)
 
 
+class _CoincidesTwice(KFold):
+    """An unseeded splitter whose first two draws happen to agree (on tiny data they
+    can), and whose third does not."""
+
+    def __init__(self, n_splits=2):
+        super().__init__(n_splits, shuffle=True, random_state=None)
+        self.draws = 0
+
+    def split(self, X, y=None, groups=None):
+        self.draws += 1
+        rng = np.random.default_rng(0 if self.draws <= 2 else self.draws)
+        order = rng.permutation(len(X))
+        for test in np.array_split(order, self.n_splits):
+            yield np.setdiff1d(order, test), np.sort(test)
+
+
+def test_a_private_selection_always_replays_the_checked_folds(data, monkeypatch):
+    """A review: folds were pinned only when two draws differed, so a splitter whose
+    two draws coincided drew a third at the search's fit, whose sizes were not those
+    the selection's sensitivity was computed for."""
+    X, y = data
+    splitter = _CoincidesTwice()
+    search = GridSearchCV(model(random_state=None), GRID, cv=splitter, scoring="accuracy")
+    prepaid = charge_search(search, X, y, accountant=BudgetAccountant(),
+                            selection_epsilon=1.0)
+    checked = list(prepaid.cv.split(X, y))
+    replayed = _record_replayed_folds(monkeypatch)
+    prepaid.fit(X, y)
+    assert len(replayed) == 2 and all(
+        np.array_equal(train, fold[0]) and np.array_equal(test, fold[1])
+        for (train, test), fold in zip(replayed, checked))
+    # without a private selection, two equal draws still leave the splitter in place
+    kept = charge_search(GridSearchCV(model(random_state=None), GRID, cv=_CoincidesTwice(),
+                                      scoring="accuracy"),
+                         X, y, accountant=BudgetAccountant()).cv
+    assert isinstance(kept, _CoincidesTwice)
+
+
 def test_drawing_the_folds_leaves_the_callers_random_state_alone(data):
     X, y = data
     rng = np.random.RandomState(0)

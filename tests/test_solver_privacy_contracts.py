@@ -404,6 +404,12 @@ def test_contraction_rate_is_the_best_step():
     with pytest.raises(ValueError):
         contraction_rate(-1.0, 1.0, 1.0)  # lam + s = 0: not strongly monotone
     assert a_priori_iterations(0.5, 8.0, 1.0) == 3 and a_priori_iterations(0.5, 1.0, 1.0) == 0
+    # A factor within 1e-16 of 1 (it rounds to 1.0): counted from -log q, not divided by 0
+    ratio = 1e-17
+    steps = a_priori_iterations(math.sqrt(1 - ratio), math.e, 1.0, -0.5 * math.log1p(-ratio))
+    assert steps == pytest.approx(2e17, rel=1e-9)
+    with pytest.raises(ValueError, match="below 1"):
+        a_priori_iterations(1.0, 8.0, 1.0)
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -6,6 +6,7 @@ from skdpminimax.objectives.base import (
     SaddleData,
     SaddleObjective,
     certifies_constants,
+    engine_clipped_sums,
 )
 from skdpminimax.objectives.fairness import DemographicParityRegression
 from skdpminimax.objectives.group_dro import GroupDRO
@@ -17,6 +18,7 @@ __all__ = [
     "SaddleObjective",
     "RegularizedObjective",
     "certifies_constants",
+    "engine_clipped_sums",
     "SquareLossAUC",
     "GroupDRO",
     "DemographicParityRegression",

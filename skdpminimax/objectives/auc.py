@@ -121,6 +121,8 @@ class SquareLossAUC(SaddleObjective):
         gw[:, self.n_theta + 1] = np.where(pos, 0.0, g_centre)
         return gw, g_alpha[:, None]
 
+    exact_clipped_sums = True  # clips every row per block; a non-finite row adds 0
+
     def clipped_grad_sums(self, w, v, data, clip_w, clip_v):
         # Per-example primal norm^2 = g_h^2 ||grad h||^2 + g_centre^2: no need to form
         # the (m, dim w) matrix, which matters for wide scorers.

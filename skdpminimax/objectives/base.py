@@ -10,6 +10,8 @@ output perturbation's stability bound) use them only from an objective that opts
 with :attr:`SaddleObjective.certified_constants` (see :func:`certifies_constants`).
 """
 
+import functools
+import warnings
 from abc import ABC, abstractmethod
 
 import numpy as np
@@ -98,7 +100,7 @@ def check_shapes_on_stand_in(objective, n_features, y=None, groups=None):
             gw, gv = objective.per_example_grads(w, v, prepared)
             objective.per_example_values(w, v, prepared)
             # What the solvers call on every step, overridden or not.
-            sums = objective.clipped_grad_sums(w, v, prepared, 1.0, 1.0)
+            sums = engine_clipped_sums(objective)(w, v, prepared, 1.0, 1.0)
             regs = objective.reg_grad(w, v)
         except Exception as exc:  # noqa: BLE001 - any failure here would follow the charge
             what = "one row" if rows == 1 else f"{rows} rows"
@@ -133,11 +135,12 @@ def check_on_the_rows(objective, data, chunk_rows=4096):
     """
     w, v = objective.init_params(np.random.default_rng(0))
     w, v = np.asarray(w, dtype=float), np.asarray(v, dtype=float)
+    clipped_sums = engine_clipped_sums(objective)
     try:
         prepared = prepare_data(objective, data)
         for start in range(0, prepared.n_samples, chunk_rows):
             rows = np.arange(start, min(start + chunk_rows, prepared.n_samples))
-            objective.clipped_grad_sums(w, v, prepared.take(rows), 1.0, 1.0)
+            clipped_sums(w, v, prepared.take(rows), 1.0, 1.0)
     except Exception as exc:  # noqa: BLE001 - in the fit it would silently drop rows
         raise ValueError(
             f"{type(objective).__name__} fails on the training rows at its start point "
@@ -208,6 +211,16 @@ class SaddleObjective(ABC):
 
     Attributes
     ----------
+    exact_clipped_sums : bool, default=False
+        Set to ``True`` in the class that overrides :meth:`clipped_grad_sums`, only if
+        the override clips every example's gradient per block exactly as the base
+        class does (the primal block to ``clip_w``; the dual block to ``clip_v``, or to
+        ``||u / clip_v|| <= 1`` for a vector of clips) and a row whose gradient is not
+        finite adds zero. Gradient-perturbation privacy rests on that clip. Without
+        the flag, declared in the overriding class or below it, the engine does not
+        run the override: it clips the per-example gradients itself (the base class's
+        :meth:`clipped_grad_sums`), with a warning (:func:`engine_clipped_sums`). The
+        built-in objectives declare it.
     certified_constants : bool, default=False
         Set to ``True`` in your class only if :meth:`lipschitz`, :meth:`smoothness`
         and :meth:`strong_convexity` are *proved* from public bounds: every example
@@ -217,13 +230,18 @@ class SaddleObjective(ABC):
         :meth:`strong_convexity`. The solvers that rest privacy on these constants
         rather than on clipping (the monotone branch of
         :class:`~skdpminimax.solvers.NoisyInexactProximalPoint`, the output
-        perturbation frameworks) read them only then. It vouches for the class that
+        perturbation frameworks) read them only then. Those frameworks also evaluate
+        :meth:`grad` unclipped after the spend, so the flag vouches too that it is
+        finite and does not raise at every point of the sets on every data set the
+        public bounds allow (an exception there would be an output a row decides).
+        It vouches for the class that
         declares it: a subclass overriding a method it covers must declare it again
         (:func:`certifies_constants`). The built-in objectives declare it.
     """
 
     primal_set = None
     dual_set = None
+    exact_clipped_sums = False
     certified_constants = False
 
     @abstractmethod
@@ -373,7 +391,9 @@ class SaddleObjective(ABC):
         """Sums over ``data`` of per-example gradients clipped per block.
 
         Override when the per-example gradients have structure that makes their
-        norms cheaper than materialising them (e.g. rank-one layers).
+        norms cheaper than materialising them (e.g. rank-one layers), and declare
+        ``exact_clipped_sums = True`` in the overriding class: the engine runs an
+        override only then.
         """
         gw, gv = self.per_example_grads(w, v, data)
         gw = per_example_rows(gw, data.n_samples, np.size(w), "primal")
@@ -479,6 +499,38 @@ class RegularizedObjective(SaddleObjective):
     def strong_convexity(self):
         mw, mv = self.base.strong_convexity()
         return mw + self.lam_w, mv + self.lam_v
+
+
+def engine_clipped_sums(objective):
+    """The ``clipped_grad_sums`` the engine calls on ``objective`` (every solver's
+    oracle and the checks before the spend).
+
+    The objective's own where it is the base class's or an override that vouches for
+    its clip (``exact_clipped_sums`` declared in the overriding class or below it; a
+    :class:`RegularizedObjective` forwards its base's). Otherwise the base class's on
+    this objective, which clips the per-example gradients itself, with a
+    :class:`UserWarning`: an override that forgot a clip, or let a NaN through, would
+    otherwise set the sensitivity the noise is calibrated for.
+    """
+    inner = objective
+    while isinstance(inner, RegularizedObjective):  # forwards clipped_grad_sums to its base
+        inner = inner.base
+    mro = type(inner).__mro__
+    owner = next((klass for klass in mro if "clipped_grad_sums" in vars(klass)), None)
+    if owner is None or owner is SaddleObjective:
+        return objective.clipped_grad_sums
+    declares = next((klass for klass in mro if "exact_clipped_sums" in vars(klass)), None)
+    if (getattr(inner, "exact_clipped_sums", False) is True and declares is not None
+            and issubclass(declares, owner)):
+        return objective.clipped_grad_sums
+    warnings.warn(
+        f"{type(inner).__name__} overrides clipped_grad_sums without declaring "
+        "exact_clipped_sums = True in the overriding class: the engine clips the "
+        "per-example gradients itself instead (SaddleObjective.clipped_grad_sums), since "
+        "privacy rests on that clip. Declare the flag if the override clips every "
+        "example's gradient exactly and adds zero for a row that is not finite.",
+        UserWarning, stacklevel=2)
+    return functools.partial(SaddleObjective.clipped_grad_sums, objective)
 
 
 # What `certified_constants` vouches for: the data term, the data-free term and the

@@ -115,6 +115,8 @@ class DemographicParityRegression(SaddleObjective):
         return (self.model.per_example_grads(data.X, G),
                 self._dual_grads(Z[:, 0], data.groups, inv_pi))
 
+    exact_clipped_sums = True  # clips every row per block; a non-finite row adds 0
+
     def clipped_grad_sums(self, w, v, data, clip_w, clip_v):
         Z, s, inv_pi = self._parts(w, v, data)
         G = self.loss.score_grads(Z, data.y) + s[:, None]

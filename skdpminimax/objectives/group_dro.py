@@ -159,6 +159,8 @@ class GroupDRO(SaddleObjective):
         rw, rv = self.reg_grad(w, v)
         return gw + rw, gv + rv
 
+    exact_clipped_sums = True  # clips every row per block; a non-finite row adds 0
+
     def clipped_grad_sums(self, w, v, data, clip_w, clip_v):
         # Rank-one per-example gradients: norms without forming the (m, dim w) matrix;
         # the dual gradient of an example is one coordinate, ell / pi_g.

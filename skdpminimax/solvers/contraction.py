@@ -83,15 +83,21 @@ def contraction_rate(monotonicity, lipschitz, prox_weight):
     return min(candidates, key=lambda c: c[1])
 
 
-def a_priori_iterations(q, distance, radius):
-    """Steps of factor ``q`` taking a start within ``distance`` to within ``radius``."""
+def a_priori_iterations(q, distance, radius, neg_log_q=None):
+    """Steps of factor ``q`` taking a start within ``distance`` to within ``radius``.
+
+    ``neg_log_q``, if given, is ``-log q`` computed without rounding ``q`` (a factor
+    within 1e-16 of 1 rounds to 1.0, whose log is 0)."""
     if not (math.isfinite(distance) and radius > 0):
         raise ValueError(f"Need a finite start distance and radius > 0; got {distance}, {radius}.")
     if distance <= radius:
         return 0
     if q == 0:
         return 1
-    return int(math.ceil(math.log(distance / radius) / -math.log(q)))
+    rate = -math.log(q) if neg_log_q is None else neg_log_q
+    if not rate > 0:
+        raise ValueError(f"A contraction factor below 1 is needed; got {q}.")
+    return int(math.ceil(math.log(distance / radius) / rate))
 
 
 def prox_step(z, g, centre, prox_weight, eta):

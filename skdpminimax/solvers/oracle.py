@@ -20,7 +20,12 @@ import warnings
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from skdpminimax.objectives.base import RegularizedObjective, SaddleObjective, prepare_data
+from skdpminimax.objectives.base import (
+    RegularizedObjective,
+    SaddleObjective,
+    engine_clipped_sums,
+    prepare_data,
+)
 from skdpminimax.privacy.mechanisms import check_coordinate_clips
 
 __all__ = ["NoisyGradientOracle", "dual_clips", "resolve_clip_norms", "noise_shares",
@@ -218,6 +223,7 @@ class NoisyGradientOracle:
 
     def __init__(self, objective, data, sampler, block_multipliers, clip_w, clip_v, rng):
         self.objective = objective
+        self.clipped_sums = engine_clipped_sums(objective)
         self.data = prepare_data(objective, data)
         self.clip_w = clip_w
         self.clip_v = clip_v
@@ -256,8 +262,7 @@ class NoisyGradientOracle:
         batch = self.data.take(idx)
         if batch.n_samples:
             try:
-                sw, sv = self.objective.clipped_grad_sums(w, v, batch, self.clip_w,
-                                                          self.clip_v)
+                sw, sv = self._checked_sums(w, v, batch)
             except Exception:  # noqa: BLE001 -- whether a fit fails must not be an output
                 sw, sv = self._sums_of_rows_that_evaluate(w, v, batch)
         else:  # an empty Poisson batch: its sums are zero, whatever the objective does
@@ -273,22 +278,32 @@ class NoisyGradientOracle:
         g_v += rv
         return g_w, g_v
 
+    def _checked_sums(self, w, v, batch):
+        """The batch's clipped sums as float blocks of the parameters' shapes; raises
+        where a block has another shape or, under noise, is not finite (an override's
+        slip), for the row-by-row fallback to sort out. Without noise a non-finite sum
+        passes: the run diverged, and the estimator refuses its result."""
+        sw, sv = self.clipped_sums(w, v, batch, self.clip_w, self.clip_v)
+        sw = np.asarray(sw, dtype=float).reshape(np.shape(w))
+        sv = np.asarray(sv, dtype=float).reshape(np.shape(v))
+        if self.noisy and not (np.all(np.isfinite(sw)) and np.all(np.isfinite(sv))):
+            raise FloatingPointError("clipped sums not finite")
+        return sw, sv
+
     def _sums_of_rows_that_evaluate(self, w, v, batch):
-        """The batch's clipped sums, row by row, a row the objective raises on counting
-        as zero, as a row with a NaN gradient does. After the spend an exception would
-        be an output that one row decides (a user objective that refuses a value the
-        stand-in batches did not hold); each row still adds at most its clip."""
+        """The batch's clipped sums, row by row, a row the objective raises on (or
+        whose clipped gradient is not finite) counting as zero, as a row with a NaN
+        gradient does. After the spend an exception would be an output that one row
+        decides (a user objective that refuses a value the stand-in batches did not
+        hold); each row still adds at most its clip."""
         sw, sv = np.zeros(np.size(w)), np.zeros(np.size(v))
         for i in range(batch.n_samples):
             try:
-                rw, rv = self.objective.clipped_grad_sums(w, v, batch.take(np.array([i])),
-                                                          self.clip_w, self.clip_v)
-                rw = np.asarray(rw, dtype=float).reshape(sw.shape)
-                rv = np.asarray(rv, dtype=float).reshape(sv.shape)
+                rw, rv = self._checked_sums(w, v, batch.take(np.array([i])))
             except Exception:  # noqa: BLE001 -- a row that fails in any way adds 0
                 continue
-            sw += rw
-            sv += rv
+            sw += rw.ravel()
+            sv += rv.ravel()
         return sw, sv
 
     def __call__(self, w, v, idx):

@@ -62,14 +62,16 @@ more regularisation or a clipping solver. (A target tied to the noise and the se
 diameter was tried and made such fits run for minutes: not adopted.)
 """
 
+import copy
 import math
 import warnings
 from numbers import Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from skdpminimax.objectives.base import certifies_constants, prepare_data
+from skdpminimax.objectives.base import SaddleData, certifies_constants, prepare_data
 from skdpminimax.privacy.calibration import NoiseCalibration, analytic_gaussian_sigma
 from skdpminimax.solvers.base import PrivateSolver, SolverResult, fresh_copy
 from skdpminimax.solvers.base_solvers import Extragradient, SVRGExtragradient
@@ -253,7 +255,10 @@ def _attempt(solver, objective, data, tol, init, rng, diagnostics):
     wrong shape or with non-finite values."""
     w0, v0 = init
     try:
-        sol = solver.solve_saddle(objective, data, tol, init=init, rng=rng)
+        # Its own copies: the engine certifies (and may fall back from the start) on
+        # the problem it was given, whatever the solver edits in place.
+        sol = solver.solve_saddle(copy.deepcopy(objective), _read_only(data), tol,
+                                  init=(w0.copy(), v0.copy()), rng=rng)
         w, v = np.array(sol.w, dtype=float), np.array(sol.v, dtype=float)
         if w.shape != np.shape(w0) or v.shape != np.shape(v0):
             return None  # an untrusted solver's malformed answer: the engine goes on
@@ -264,6 +269,22 @@ def _attempt(solver, objective, data, tol, init, rng, diagnostics):
     if not (np.all(np.isfinite(w)) and np.all(np.isfinite(v))):
         return None
     return w, v
+
+
+def _read_only(data):
+    """``data`` with read-only views of its arrays (a copy of a sparse ``X``): what a
+    base solver gets, so that an in-place edit raises (and the engine goes on)
+    instead of changing the problem the release is certified on."""
+    def frozen(a):
+        if a is None:
+            return None
+        if sp.issparse(a):
+            return a.copy()
+        view = np.asarray(a).view()
+        view.flags.writeable = False
+        return view
+    return SaddleData(frozen(data.X), frozen(data.y), frozen(data.groups), frozen(data.aux),
+                      public_size=data.public_size)
 
 
 def a_priori_steps(objective, start, tol):
@@ -282,8 +303,9 @@ def _a_priori_plan(objective, start, tol):
     diameter = math.hypot(objective.primal_set.diameter(w0.size),
                           objective.dual_set.diameter(v0.size))
     distance = min(diameter, g_bound / mu)
-    q = math.sqrt(1.0 - mu / (2.0 * lip))
-    return 1.0 / (2.0 * lip), a_priori_iterations(q, distance, 0.5 * tol)
+    ratio = mu / (2.0 * lip)  # log1p: 1 - ratio rounds to 1 below ~1e-16 (a review)
+    q, neg_log_q = math.sqrt(1.0 - ratio), -0.5 * math.log1p(-ratio)
+    return 1.0 / (2.0 * lip), a_priori_iterations(q, distance, 0.5 * tol, neg_log_q)
 
 
 def a_priori_solve(objective, data, start, tol, target=None):
@@ -327,8 +349,10 @@ def _start(objective, init):
             objective.dual_set.project(np.array(v, dtype=float)))
 
 
-def _calibration(multiplier, n_releases, n_samples, sample_rate, budget, block_multipliers):
+def _calibration(multiplier, n_releases, n_samples, sample_rate, budget, block_multipliers,
+                 n_compositions):
     return NoiseCalibration(
+        n_compositions=int(n_compositions),  # the releases one example is in
         noise_multiplier=float(multiplier),
         n_steps=int(n_releases),
         sampler="full" if sample_rate == 1.0 else "partition",
@@ -407,7 +431,7 @@ class OutputPerturbation(_OutputPerturbationBase):
         self._sensitivity(objective, n_samples)  # fails early on a non-SC-SC objective
         self._base()  # and on a base solver that cannot be copied
         z = analytic_gaussian_sigma(budget.epsilon, budget.delta, 1.0)
-        return _calibration(z, 1, n_samples, 1.0, budget, (z, z))
+        return _calibration(z, 1, n_samples, 1.0, budget, (z, z), 1)
 
     def solve(self, objective, data, budget, rng, *, init=None):
         """Certified solve, then one Gaussian release (see Notes)."""
@@ -559,8 +583,9 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
         self._base()  # fails early on a base solver that cannot be copied
         z = self._noise_multiplier(budget, passes)
         n_rel = n_phases * len(passes)
+        # An example is in one phase's chunk: one release per pass.
         return _calibration(z, n_rel, n_samples, 1.0 / n_phases, budget,
-                            (z, z if len(passes) == 2 else 0.0))
+                            (z, z if len(passes) == 2 else 0.0), len(passes))
 
     # ---- the algorithm -------------------------------------------------------
     def solve(self, objective, data, budget, rng, *, init=None):
