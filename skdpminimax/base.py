@@ -75,6 +75,7 @@ from skdpminimax.objectives.base import (
 from skdpminimax.privacy.budget import MAX_FINITE_EPSILON, PrivacyBudget
 from skdpminimax.privacy.calibration import (
     _PLD_DELTA_FLOOR,
+    UncertifiableBudgetError,
     check_certifiable,
     composable,
     releases_epsilon,
@@ -382,6 +383,34 @@ def _same_run(calibration, expected, fields=_PLD_FIELDS):
     return all(getattr(calibration, f, None) == getattr(expected, f, None) for f in fields)
 
 
+def _certifiable_plan_size(solver, objective, size, budget):
+    """``size`` (a released count), or, where no multiplier certifies a run planned on
+    it, the largest ``size / 2^k`` whose run one does.
+
+    At a tiny epsilon the released size can be huge (its noise has scale ``1 /
+    epsilon``), and the run's steps grow with it until the accountant's bound levels
+    off above the target: the fit failed after its spend. A plan on a smaller size
+    samples at a higher rate, which the calibration accounts for. It is computed from
+    the released count alone, so it is post-processing: no privacy cost, no new leak.
+    """
+    planned = size
+    while True:
+        try:
+            solver.calibrate(objective, planned, budget)
+        except UncertifiableBudgetError:
+            if planned <= 1:
+                raise
+            planned = max(1, planned // 2)
+            continue
+        if planned != size:
+            warnings.warn(
+                f"No noise multiplier certifies a run planned on the released size ({size}) "
+                f"at this budget; the run is planned on {planned} rows instead (a higher "
+                "sampling rate, accounted for). At such a budget the model is mostly noise: "
+                "declare the size (n_samples_budget=N) or raise epsilon.", UserWarning)
+        return planned
+
+
 def _check_planned_on(solver, objective, size, budget, calibration):
     """Refuse (nothing released) a run that was not planned on the released size: a
     solver that read the true number of rows would leak it (see SaddleData)."""
@@ -682,9 +711,13 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         _warn_if_delta_too_large(budget, size)
         constants = self._private_constants(targets, task_data, constants_budget, rng)
         objective = self._make_objective(X.shape[1], data_norm, constants)
+        plan_size = size
+        if size_budget is not None:  # (a composed run is planned on the public constants)
+            plan_size = _certifiable_plan_size(
+                solver, probe if train_budget.preceding else objective, size, train_budget)
         data = SaddleData(clip_rows(X, data_norm, copy=self._user_objective),
                           targets, task_data.get("groups"),
-                          public_size=size if planned_apart else None)
+                          public_size=plan_size if planned_apart else None)
         plans_its_length = getattr(solver, "n_iter", 0) is None
         planned = None
         if train_budget.preceding:
@@ -698,7 +731,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         if planned is not None:
             _check_kept_plan(solver, result.calibration, planned)
         if planned_apart:
-            _check_planned_on(solver, objective, size, train_budget, result.calibration)
+            _check_planned_on(solver, objective, plan_size, train_budget, result.calibration)
         if not (np.all(np.isfinite(result.w)) and np.all(np.isfinite(result.v))):
             # A run that diverged (a step far too large on an unbounded set, the MLP's)
             # must not become a NaN model. Post-processing of the private run: raising

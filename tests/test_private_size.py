@@ -345,3 +345,51 @@ def test_a_budget_no_multiplier_certifies_is_refused_before_the_spend(n_rows):
         DPAUCMaximizer(epsilon=2e-4, delta=1e-6, data_norm=3.0, accountant=ledger,
                        random_state=0).fit(X, y)
     assert ledger.spent_budget == [(2e-4, 1e-6)]
+
+
+@pytest.mark.parametrize("epsilon", [1e-6, 5e-6])
+def test_a_huge_released_size_does_not_fail_the_fit_after_its_spend(epsilon):
+    """A review: at epsilon 1e-6 the probe size certifies, but the released size (noise
+    of scale 1 / epsilon) can reach millions, whose run no multiplier certifies: the
+    fit failed after its spend for some seeds. The run is now planned on the largest
+    half of the released size that certifies, and the fit's calibration holds there."""
+    X, y = make_classification(569, 5, random_state=0)
+    for seed in range(3):
+        ledger = BudgetAccountant()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = DPAUCMaximizer(epsilon=epsilon, delta=1e-5, data_norm=3.0,
+                                   accountant=ledger, random_state=seed).fit(X, y)
+        assert ledger.spent_budget == [(epsilon, 1e-5)]
+        cal = model.calibration_
+        sampler = make_sampler("poisson", model.planning_size_, cal.batch_size)
+        assert cal.sample_rate == pytest.approx(sampler.sample_rate)
+        assert np.all(np.isfinite(model.coef_))
+
+
+class _CertifiesUpTo:
+    """A solver stand-in whose calibration certifies runs planned on at most ``limit``."""
+
+    def __init__(self, limit):
+        self.limit, self.asked = limit, []
+
+    def calibrate(self, objective, n_samples, budget):
+        from skdpminimax.privacy.calibration import UncertifiableBudgetError
+
+        self.asked.append(n_samples)
+        if n_samples > self.limit:
+            raise UncertifiableBudgetError("No noise multiplier up to 1e7")
+
+
+def test_the_plan_size_is_the_largest_half_of_the_released_size_that_certifies():
+    from skdpminimax.base import _certifiable_plan_size
+    from skdpminimax.privacy import PrivacyBudget
+
+    budget = PrivacyBudget(1e-6, 1e-5)
+    assert _certifiable_plan_size(_CertifiesUpTo(10**6), None, 5000, budget) == 5000
+    solver = _CertifiesUpTo(1000)
+    with pytest.warns(UserWarning, match="planned on 625 rows instead"):
+        assert _certifiable_plan_size(solver, None, 5000, budget) == 625
+    assert solver.asked == [5000, 2500, 1250, 625]
+    with pytest.raises(ValueError, match="No noise multiplier"):
+        _certifiable_plan_size(_CertifiesUpTo(0), None, 4, budget)

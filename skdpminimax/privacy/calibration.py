@@ -37,6 +37,7 @@ __all__ = [
     "calibrate_noise_multiplier",
     "certified_epsilon",
     "check_certifiable",
+    "UncertifiableBudgetError",
     "split_noise_multiplier",
     "analytic_gaussian_sigma",
 ]
@@ -51,6 +52,11 @@ _RDP_ORDERS = tuple(
 # beforehand what the RDP bound cannot.
 _PLD_DELTA_FLOOR = 1e-12
 _REL_TOL = 2e-3  # relative precision of the calibrated multiplier (always on the safe side)
+
+
+class UncertifiableBudgetError(ValueError):
+    """No noise multiplier up to 1e7 certifies the budget for the run (its accountant's
+    bound levels off above the target: a tiny epsilon over very many steps)."""
 
 
 @dataclass(frozen=True)
@@ -377,8 +383,9 @@ def _search_multiplier(epsilon_of, epsilon, guess, smallest=1e-6):
             z *= factor
             if z > 1e7:
                 floor = epsilon * math.exp(f_lo) if math.isfinite(f_lo) else math.inf
-                raise ValueError("No noise multiplier up to 1e7 meets the target epsilon "
-                                 f"(the accountant's bound there: epsilon = {floor:.3g}).")
+                raise UncertifiableBudgetError(
+                    "No noise multiplier up to 1e7 meets the target epsilon "
+                    f"(the accountant's bound there: epsilon = {floor:.3g}).")
             f = excess(z)
             if f <= 0:
                 hi, f_hi = z, f
@@ -436,9 +443,9 @@ def _calibrate_cached(sampler_key, n_steps, epsilon, delta, accounting, noise_ra
                 "small epsilon: the default Poisson sampler (add/remove-one, PLD) or full "
                 "batches (batch_size=None) certify smaller ones" if name == "without_replacement"
                 else "")
-        raise ValueError(f"{exc} (epsilon={epsilon:g}, delta={delta:g}, {n_steps} releases, "
-                         f"{name} sampling; a larger delta or epsilon, or fewer steps, "
-                         f"helps{hint})") from exc
+        raise type(exc)(f"{exc} (epsilon={epsilon:g}, delta={delta:g}, {n_steps} releases, "
+                        f"{name} sampling; a larger delta or epsilon, or fewer steps, "
+                        f"helps{hint})") from exc
     return (z, *certify(z))
 
 
