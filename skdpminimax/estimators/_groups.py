@@ -289,7 +289,12 @@ class GroupRatiosMixin:
             seen = {_group_key(g) for g in labels}
             empty = [g for g in gr if _group_key(g) not in seen]
             if empty:
-                raise ValueError(f"Groups {empty} of group_ratios have no training samples.")
+                raise ValueError(
+                    f"Groups {empty} of group_ratios have no training samples: a group "
+                    "without rows has no risk to weigh. In cross-validation a rare group "
+                    "can miss a training fold: stratify the folds on the groups "
+                    "(cv=list(StratifiedKFold(k).split(X, sensitive_features))) or merge the "
+                    "rare group into another. Nothing was spent.")
             values = [keyed[_group_key(g)] for g in labels]
         else:
             values = np.asarray(gr, dtype=float)
