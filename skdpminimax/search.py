@@ -859,17 +859,33 @@ def _estimator_fit_params(search, params):
     return {key: value for key, value in params.items() if key != "groups"}
 
 
-def _step_fit_params(pipeline, name, params):
-    """The parameters ``pipeline.fit(X, y, **params)`` passes to the fit of its last step
-    ``name``."""
+def _step_method(pipeline, name, method):
+    """The method ``pipeline.<method>(X, y, ...)`` fits its step ``name`` with, as
+    Pipeline calls it: ``fit`` for the last step of a ``fit``; ``fit_transform`` (or
+    ``fit``, where the step has none) for an earlier step, and for the last step of a
+    ``fit_transform`` (a pipeline that is itself an earlier step of another)."""
+    if method == "fit" and name == pipeline.steps[-1][0]:
+        return "fit"
+    return "fit_transform" if hasattr(pipeline.named_steps[name], "fit_transform") else "fit"
+
+
+def _step_fit_params(pipeline, name, params, method="fit"):
+    """``(step method, parameters)``: the method ``pipeline.<method>(X, y, **params)``
+    fits its step ``name`` with (see :func:`_step_method`) and the parameters it passes
+    to it, wherever the step sits. A transformer's ``fit_transform`` passes them on to
+    its ``fit``."""
+    step_method = _step_method(pipeline, name, method)
     if _routing_enabled():
-        return dict(process_routing(pipeline, "fit", **params)[name].fit)
+        # Routed under the step's own method: an earlier step's parameters sit under
+        # fit_transform (where it has one), not fit.
+        return step_method, dict(process_routing(pipeline, method, **params)[name][step_method])
     unrouted = [key for key in params if "__" not in key]
     if unrouted:  # Pipeline.fit refuses them, in every fit
         raise ValueError(f"Pipeline.fit does not accept the {unrouted[0]} parameter; pass "
                          "parameters to a pipeline's steps as stepname__parameter.")
-    return {key.split("__", 1)[1]: value for key, value in params.items()
-            if key.split("__", 1)[0] == name}
+    # Unrouted, a step's fit, fit_transform and fit_predict get the same parameters.
+    return step_method, {key.split("__", 1)[1]: value for key, value in params.items()
+                         if key.split("__", 1)[0] == name}
 
 
 def _route(candidate, path, fit_params, X, y):
@@ -884,7 +900,7 @@ def _route(candidate, path, fit_params, X, y):
     for want of its fit parameters). Nothing is released: the result only feeds the
     private step's own checks (NaN that a scaler passes through, a width its
     calibration depends on)."""
-    estimator, X_step = candidate, X
+    estimator, X_step, method = candidate, X, "fit"  # the search calls the candidate's fit
     for name in path.split("__") if path else ():
         if not isinstance(estimator, Pipeline):
             return None
@@ -893,7 +909,7 @@ def _route(candidate, path, fit_params, X, y):
                    if step not in (None, "passthrough")]
         if earlier and getattr(estimator, "transform_input", None):
             return None  # earlier steps transform some of the parameters too
-        fit_params = _step_fit_params(estimator, name, fit_params)
+        method, fit_params = _step_fit_params(estimator, name, fit_params, method)
         if earlier and X_step is not None:
             X_step = _replay(earlier, X_step, y, copy=X_step is X)
         estimator = estimator.named_steps[name]

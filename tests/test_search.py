@@ -14,7 +14,8 @@ from sklearn.model_selection import GridSearchCV, GroupKFold, KFold, RandomizedS
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from skdpminimax import DPAUCMaximizer, DPGroupFairRegressor, DPRobustClassifier
+from skdpminimax import (DPAUCMaximizer, DPGroupFairRegressor, DPRobustClassifier,
+                         DPStandardScaler)
 from skdpminimax.privacy.ledger import LostLedgerError, PrepaidLedger
 from skdpminimax.search import PrivateSearchCV, charge_search, search_budgets
 from skdpminimax.solvers import NoisySGDA
@@ -404,6 +405,32 @@ def test_sensitive_features_reach_the_checks_as_the_search_routes_them(data, rou
         with pytest.raises(ValueError, match="sensitive_features has 50 rows"):
             charge_search(bare, X, y, accountant=ledger, sensitive_features=_groups(50))
         assert len(ledger.spent_budget) == 2 * CV + 1
+
+
+@pytest.mark.parametrize("routing", [False, True])
+def test_private_scaler_before_a_group_estimator_gets_its_routed_fit_params(data, routing):
+    # Pipeline.fit fits an earlier step with fit_transform: under metadata routing its
+    # parameters sit under fit_transform, not fit, and the checks of a private scaler
+    # there crashed (AttributeError: fit) before the charge. The group estimator after
+    # it still gets the routed sensitive_features (group_ratios refuses a fit without).
+    X, y = data
+    scaler = DPStandardScaler(epsilon=0.5, delta=1e-6, bounds=(-3.0, 3.0))
+    pipe = make_pipeline(scaler, _robust(group_ratios=[0.5, 0.5]))
+    grid = {"dprobustclassifier__alpha": [1e-3, 1.0]}
+    with config_context(enable_metadata_routing=routing):
+        key = "sensitive_features" if routing else "dprobustclassifier__sensitive_features"
+        ledger = BudgetAccountant()
+        with pytest.raises(ValueError, match="sensitive_features has 50 rows"):
+            PrivateSearchCV(GridSearchCV(pipe, grid, cv=CV), accountant=ledger).fit(
+                X, y, **{key: _groups(50)})
+        assert ledger.spent_budget == []
+        fitted = PrivateSearchCV(GridSearchCV(pipe, grid, cv=CV), accountant=ledger).fit(
+            X, y, **{key: _groups(len(y))})
+    per_fit = [(0.5, 1e-6), (1.0, 1e-5)]  # the scaler's, then the classifier's
+    assert ledger.spent_budget[:-1] == per_fit * (2 * CV)
+    assert ledger.spent_budget[-1] == pytest.approx((1.5, 1e-5 + 1e-6))  # the refit
+    assert fitted.search_.best_params_["dprobustclassifier__alpha"] in (1e-3, 1.0)
+    assert fitted.predict(X).shape == (len(y),)
 
 
 def test_fold_checks_slice_the_fit_parameters_as_the_search_does(data):
