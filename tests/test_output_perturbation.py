@@ -1,6 +1,7 @@
 """Output perturbation and phased output perturbation (seed 004, Algorithms 3-5)."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -542,3 +543,22 @@ def test_phased_warns_when_its_phase_targets_cover_the_sets():
         warnings.simplefilter("always")
         fit("auto")
     assert not [w for w in caught if "whole extent" in str(w.message)]
+
+
+def test_a_noise_free_release_of_the_start_warns():
+    """A user review: at epsilon = inf output perturbation returned the untrained start
+    (coefficients 0, AUC 0.5) silently, its target (rho^2 Q_stab, whatever epsilon)
+    being met there. Without noise the fit now says so; with a target tight enough to
+    move, it does not."""
+    X, y = make_classification(2000, 20, n_informative=10, random_state=0, weights=[0.9])
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    params = dict(epsilon=np.inf, alpha=0.1, data_norm=9.0, random_state=0)
+    with pytest.warns(UserWarning, match="met at the public start"):
+        model = DPAUCMaximizer(solver=OutputPerturbation(), accountant=BudgetAccountant(),
+                               **params).fit(X, y)
+    assert not model.coef_.any()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        tight = DPAUCMaximizer(solver=OutputPerturbation(accuracy_ratio=0.01),
+                               accountant=BudgetAccountant(), **params).fit(X, y)
+    assert tight.coef_.any()

@@ -185,6 +185,20 @@ def warn_if_target_covers_the_sets(objective, target):
             "solver ('sgda') give a model fitted to the data.", UserWarning)
 
 
+def warn_if_the_start_is_released(objective, init, w, v, target):
+    """Warn where a noise-free solve returned the public start: the target (which does
+    not shrink with epsilon) was met there, so the release is the untrained start.
+    Only without noise, where reading the data for a warning leaks nothing."""
+    w0, v0 = _start(objective, init)
+    if np.array_equal(w, w0) and np.array_equal(v, v0):
+        warnings.warn(
+            f"Output perturbation's accuracy target ({target:.3g}, weighted) is met at the "
+            "public start: the release is the untrained start (a constant model). The "
+            "target is rho^2 Q_stab whatever epsilon; a smaller accuracy_ratio, more "
+            "regularisation (alpha) or more rows tighten it, or use a clipping solver "
+            "('sgda').", UserWarning)
+
+
 def stability_bound(objective, n_samples):
     """``Q_stab``: bound on the weighted squared move of the exact saddle point (module docstring)."""
     check_objective(objective)
@@ -446,6 +460,8 @@ class OutputPerturbation(_OutputPerturbationBase):
         warn_if_target_covers_the_sets(objective, target)
         w, v, diagnostics = certified_solve(self._base(), objective, data, target, init,
                                             solver_rng, loose=loose)
+        if sigma == 0:  # without noise nothing is private: say what the release is
+            warn_if_the_start_is_released(objective, init, w, v, target)
         warn_if_noise_fills_the_set(sigma / math.sqrt(mu_w), w.size, objective.primal_set,
                                     objective)
         w_out = w + noise_rng.standard_normal(w.shape) * sigma / math.sqrt(mu_w)
