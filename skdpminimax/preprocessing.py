@@ -173,7 +173,9 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
     ----------
     epsilon : float, default=1.0
         Privacy loss of the fit, in ``(0, inf]`` (``inf``: exact statistics of the
-        clipped data, no privacy).
+        clipped data, no privacy; each std still floored at ``min_scale`` times its
+        bounds' width, so a feature with a smaller spread than that is scaled less
+        than :class:`~sklearn.preprocessing.StandardScaler` would).
     delta : float, default=1e-6
         In ``(0, 1)``; choose it well below ``1 / n_samples``.
     bounds : tuple (lower, upper) or None, default=None

@@ -333,3 +333,22 @@ def test_without_replacement_keeps_the_orders_where_its_bound_falls_with_the_noi
     # it gets and what certifies smaller budgets.
     with pytest.raises(ValueError, match=r"bound there: epsilon = 0\.0\d+.*Poisson sampler"):
         calibrate_noise_multiplier(sampler, 134, 0.02, 1e-6, accounting="rdp")
+
+
+@pytest.mark.parametrize("epsilon", [3000.0, 1e5])
+def test_a_huge_epsilon_calibrates_without_numpy_overflow_warnings(epsilon):
+    """A user review: dp_accounting overflowed in numpy at epsilon >= 1e3 (a count's
+    exp(a), its epsilon search's division by a tiny mass), dozens of warnings a fit.
+    They are muted, and the calibration still certifies its budget."""
+    import warnings
+
+    from skdpminimax.privacy import count_event
+
+    sampler = make_sampler("poisson", 569, 64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        cal = calibrate_noise_multiplier(sampler, 130, epsilon, 1e-5,
+                                         preceding=(count_event(0.05 * epsilon),))
+        assert calibration.releases_epsilon((count_event(0.05 * epsilon),), 1e-5,
+                                            epsilon) <= 0.05 * epsilon * (1 + 1e-6)
+    assert 0 < cal.noise_multiplier < 1 and cal.epsilon <= epsilon

@@ -172,6 +172,14 @@ def _check_preceding(sampler, accounting, preceding):
             f"neighbours; this run is {sampler.neighboring_relation} with {accounting!r}.")
 
 
+def _quiet_overflow():
+    """At a huge epsilon (1e3 and more) dp_accounting overflows in numpy: the discrete
+    Laplace's tail ``exp(a)``, its epsilon search dividing by a tiny mass (pld_pmf).
+    The results are inf, read as more loss (on the safe side); its warnings, dozens a
+    fit, are muted."""
+    return np.errstate(over="ignore", divide="ignore", invalid="ignore")
+
+
 def _certify(sampler, noise_multiplier, n_steps, delta, accounting, pld_interval,
              noise_ratios, preceding=()):
     """``(epsilon, accounting used)``: as :func:`certified_epsilon`, except that below
@@ -222,8 +230,9 @@ def _certify_with(sampler, noise_multiplier, n_steps, delta, accounting, pld_int
             )
             orders = _rdp_orders(sampler, noise_multiplier, n_steps, delta, ratios)
             accountant = rdp.RdpAccountant(list(orders), neighboring_relation=relation)
-        accountant.compose(event)
-        return float(accountant.get_epsilon(delta))
+        with _quiet_overflow():
+            accountant.compose(event)
+            return float(accountant.get_epsilon(delta))
     finally:
         logger.setLevel(level)
 
@@ -233,8 +242,9 @@ def releases_epsilon(events, delta, epsilon):
     discretisation of a calibration for ``epsilon``: what releases to be composed with
     a run use of that budget before the run adds any."""
     accountant = pld.PLDAccountant(value_discretization_interval=_pld_interval(epsilon))
-    accountant.compose(dp_accounting.ComposedDpEvent(list(events)))
-    return float(accountant.get_epsilon(delta))
+    with _quiet_overflow():
+        accountant.compose(dp_accounting.ComposedDpEvent(list(events)))
+        return float(accountant.get_epsilon(delta))
 
 
 def composable(events, epsilon):
