@@ -9,7 +9,7 @@ from diffprivlib.accountant import BudgetAccountant
 from diffprivlib.utils import PrivacyLeakWarning
 from scipy.optimize import minimize
 from sklearn.datasets import load_iris, make_classification, make_regression
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import GridSearchCV, cross_validate
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -17,6 +17,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdpminimax import DPGroupFairRegressor, DPRobustClassifier
 from skdpminimax.metrics import demographic_parity_gap, worst_group_loss
+from skdpminimax.objectives.base import SaddleData
 from skdpminimax.sets import Simplex
 from skdpminimax.solvers import NoisySGDA
 
@@ -539,3 +540,84 @@ def test_a_vanishing_share_for_a_count_is_refused_before_the_spend(kwargs):
     with pytest.raises(ValueError, match="below 1e-09: its noise would overflow"):
         est.fit(X, y, sensitive_features=groups)
     assert tuple(acc.total()) == (0.0, 0.0)
+
+
+# ---- fit_intercept=False: the model passes through the origin ------------------------------
+def _through_the_origin(n=1000, seed=0):
+    # Targets in [0, 60]: bounds far from symmetric around 0 (centre 30).
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0.0, 1.0, (n, 3))
+    y = X @ np.array([10.0, 20.0, 30.0]) + rng.normal(0.0, 1.0, n)
+    return X, y, rng.integers(0, 2, n)
+
+
+@pytest.mark.parametrize("constraint", ["minimax_loss", "demographic_parity"])
+def test_regressor_without_intercept_is_least_squares_through_the_origin(constraint):
+    """The intercept was dropped on the centred scale (y - c) / s, i.e. fixed at the
+    centre c = 30 of bounds (0, 60): intercept_ 30, coef_ [-7, 1, 11], R^2 0.21."""
+    X, y, groups = _through_the_origin()
+    alpha = 1e-4
+    # tolerance = the whole range: the parity constraint is inactive.
+    est = DPGroupFairRegressor(epsilon=np.inf, bounds=(0, 60), data_norm=2.0, alpha=alpha,
+                               fit_intercept=False, constraint=constraint, tolerance=60.0,
+                               clip_predictions=False, accountant=BudgetAccountant(),
+                               random_state=0).fit(X, y, sensitive_features=groups)
+    assert est.intercept_ == 0.0
+    np.testing.assert_allclose(est.predict(X), X @ est.coef_)
+    # (1/n) sum (x.w - y/s)^2 + alpha/2 ||w||^2 with coef = s w is Ridge's objective
+    # ||y - X coef||^2 + a ||coef||^2 divided by n s^2, for a = n alpha / 2.
+    ridge = Ridge(alpha=len(y) * alpha / 2, fit_intercept=False).fit(X, y)
+    np.testing.assert_allclose(est.coef_, ridge.coef_, atol=0.05)
+    np.testing.assert_allclose(est.coef_, np.linalg.lstsq(X, y, rcond=None)[0], atol=0.05)
+    assert est.score(X, y) == pytest.approx(ridge.score(X, y), abs=1e-4)
+
+
+@pytest.mark.parametrize("constraint", ["minimax_loss", "demographic_parity"])
+def test_objective_without_intercept_is_the_released_models_loss_within_its_bounds(constraint):
+    """The objective's loss is the released model's squared error (in units of s^2), and
+    its certified per-example gradient bound holds, tightly, for the uncentred target:
+    |residual| <= H + max(|low|, |high|) / s = H + 2 for bounds (0, 60)."""
+    X, y, groups = _through_the_origin(n=200)
+    est = DPGroupFairRegressor(epsilon=np.inf, bounds=(0, 60), data_norm=2.0,
+                               fit_intercept=False, constraint=constraint, tolerance=60.0,
+                               accountant=BudgetAccountant(), random_state=0)
+    est.fit(X, y, sensitive_features=groups)
+    obj = est.objective_
+    targets, _ = est._validate_targets(X, y, sensitive_features=groups)
+    s = 30.0
+    w = est.coef_ / s
+    losses = obj.loss.values(obj.model.scores(w, X), targets)
+    np.testing.assert_allclose(losses * s * s, (np.clip(y, 0, 60) - X @ est.coef_) ** 2)
+    assert obj.loss.target_bound == pytest.approx(2.0)
+    # Worst example: a row at data_norm, scores -H, target at the upper bound 60.
+    u = np.ones(3) / np.sqrt(3.0)
+    w_worst = -est.radius * u
+    data = SaddleData(X=2.0 * u[None, :], y=np.array([60.0 / s]),
+                      groups=np.array([int(np.argmin(est.group_ratios_))]))
+    _, v0 = obj.init_params()
+    v = v0.copy()
+    if constraint == "minimax_loss":  # all the weight on the smallest group
+        v[:] = 0.0
+        v[data.groups[0]] = 1.0
+    gw, gv = obj.per_example_grads(w_worst, v, data)
+    g_w, g_v = obj.lipschitz()
+    assert np.linalg.norm(gw) <= g_w * (1 + 1e-12)
+    assert np.linalg.norm(gv) <= g_v * (1 + 1e-12)
+    if constraint == "minimax_loss":
+        assert np.linalg.norm(gw) == pytest.approx(g_w)  # 2 (H + 2) kappa / pi_min
+
+
+@pytest.mark.parametrize("constraint", ["minimax_loss", "demographic_parity"])
+@pytest.mark.parametrize("solver", ["sgda", "output_perturbation"])
+def test_private_regressor_without_intercept_has_no_intercept(constraint, solver):
+    X, y, groups = _through_the_origin(n=500)
+    est = DPGroupFairRegressor(epsilon=1.0, bounds=(0, 60), data_norm=2.0, fit_intercept=False,
+                               constraint=constraint, solver=solver,
+                               accountant=BudgetAccountant(), random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        est.fit(X, y, sensitive_features=groups)
+    assert est.intercept_ == 0.0
+    assert est.coef_.shape == (3,) and np.all(np.isfinite(est.coef_))
+    np.testing.assert_allclose(est.predict(X), np.clip(X @ est.coef_, 0, 60))
+    assert est.privacy_spent_.epsilon <= 1.0 + 1e-9

@@ -73,7 +73,8 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     radius : float, default=10.0
         Radius of the L2 ball holding coefficients and intercept of the model of the
         rescaled target ``(y - mid) / half_width`` in ``[-1, 1]`` (``bounds`` are
-        public, so this rescaling costs no privacy).
+        public, so this rescaling costs no privacy); without an intercept, of
+        ``y / half_width`` (see ``fit_intercept``).
     alpha : float, default=1e-4
         L2 regularisation of the coefficients.
     dual_reg : float or "auto", default="auto"
@@ -101,6 +102,14 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         little). Give the frequencies where they are public.
     group_ratios_budget : float, default=0.05
     fit_intercept : bool, default=True
+        Fit ``intercept_``. ``False``: the model passes through the origin,
+        ``h(x) = coef_ @ x`` with ``intercept_ = 0`` (as
+        ``Ridge(fit_intercept=False)``), whatever ``bounds``. The rescaled target is
+        then ``y / half_width``, not centred, in ``[low, high] / half_width``: the
+        gradient bounds use its largest magnitude ``max(|low|, |high|) / half_width``,
+        above 1 when ``bounds`` are not symmetric around 0 (more noise than with an
+        intercept), and the coefficients of targets far from 0 need
+        ``radius * data_norm`` of about that magnitude or more.
     clip_predictions : bool, default=True
         Clip ``predict``'s output to ``bounds_``. The targets were clipped to that
         range for the fit, so a clipped prediction is never farther from any target
@@ -121,9 +130,9 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         multiplier, :meth:`~skdpminimax.objectives.DemographicParityRegression.typical_dual_clips`; see
         :class:`DPRobustClassifier`, Notes) and whose step, for ``"minimax_loss"``,
         from the objective's public ``typical_solution_norm``
-        (predictions of 4 times the target range's half-width on rows at
-        ``data_norm``) and the noise. ``"demographic_parity"`` declares no such
-        scale and keeps the certified ``1 / L`` step (``step_size="auto"``; the
+        (predictions of 4 times the target range's half-width, or without an
+        intercept of its largest magnitude, on rows at ``data_norm``) and the noise.
+        ``"demographic_parity"`` declares no such scale and keeps the certified ``1 / L`` step (``step_size="auto"``; the
         larger step also speeds up its multipliers, which widened the parity gap on
         validation), and clips its primal at ``clip_w="scaled"`` instead of 1, which
         kept the model from following the multipliers.
@@ -241,12 +250,28 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
             codes = np.zeros(X.shape[0], dtype=np.intp)
         else:
             codes, _ = self._encode_task_groups(sensitive_features, X.shape[0])
-        # Public bounds map y onto [-1, 1]: ``radius`` and the gradient bounds then
-        # refer to that scale whatever the units of y (undone in _set_fitted).
+        # Public bounds map y onto [-1, 1] (centre c, half-width s): ``radius`` and the
+        # gradient bounds then refer to that scale whatever the units of y (undone in
+        # _set_fitted). Without an intercept the model must pass through y = 0, not
+        # through y = c (centring and dropping the intercept fixed it at c): on the
+        # centred scale it is y' = X w - c / s, a fixed offset. The same loss exactly,
+        # with the offset moved to the target: y is scaled but not centred, y / s in
+        # [low / s, high / s] (_target_bounds), and the scores stay X w. The parity
+        # constraint is offset-free (E[h | g] - E[h]; a constant's ratio-weighted gap
+        # is 0 when the ratios are the group frequencies).
         low, high = self.bounds_
-        self._y_center = 0.5 * (low + high)
+        self._y_center = 0.5 * (low + high) if self.fit_intercept else 0.0
         self._y_scale = 0.5 * (high - low) if high > low else 1.0
         return (np.clip(y, low, high) - self._y_center) / self._y_scale, {"groups": codes}
+
+    def _target_bounds(self):
+        """Public range of the rescaled target: ``(-1, 1)`` with an intercept, else
+        ``(low, high) / s`` (not centred, so its largest magnitude ``max(|low|,
+        |high|) / s = 1 + |c| / s`` can exceed 1)."""
+        if self.fit_intercept:
+            return -1.0, 1.0
+        low, high = self.bounds_
+        return low / self._y_scale, high / self._y_scale
 
     def _resolve_bounds(self, y):
         if self.bounds is not None:
@@ -282,11 +307,17 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
             dual_reg = _PARITY_DUAL_REG if parity else _MINIMAX_DUAL_REG
         common = dict(data_norm=data_norm, radius=self.radius, dual_reg=dual_reg,
                       l2_reg=self.alpha, fit_intercept=self.fit_intercept)
+        # The loss's public target range sets B_y = max |rescaled target|, which every
+        # certified constant uses: |residual| = |x.w - y'| <= H + B_y with H = radius *
+        # kappa. Without an intercept B_y = max(|low|, |high|) / s = 1 + |c| / s, the
+        # offset's share (with one, B_y = 1); the scores X w carry no offset, so H, the
+        # parity's dual bound H sqrt(...) and the smoothness are unchanged.
+        target_bounds = self._target_bounds()
         if not parity:
-            return GroupDRO(n_features, SquaredLoss((-1.0, 1.0)), constants["group_ratios"],
+            return GroupDRO(n_features, SquaredLoss(target_bounds), constants["group_ratios"],
                             **common)
         return DemographicParityRegression(
-            n_features, constants["group_ratios"], bounds=(-1.0, 1.0),
+            n_features, constants["group_ratios"], bounds=target_bounds,
             tolerance=self.tolerance / self._y_scale,
             multiplier_bound=self.multiplier_bound, **common)
 
