@@ -432,6 +432,29 @@ def test_an_override_that_does_not_vouch_for_its_clip_is_not_run():
     np.testing.assert_array_equal(fitted.dual_coef_, reference.dual_coef_)
 
 
+def test_which_clipped_sums_the_engine_runs():
+    from skdpminimax.objectives import engine_clipped_sums
+    from skdpminimax.objectives.base import RegularizedObjective
+
+    class Vouched(UnclippedSums):
+        exact_clipped_sums = True
+
+    class RegularizedUnclipped(RegularizedObjective):
+        def clipped_grad_sums(self, w, v, data, clip_w, clip_v):
+            return UnclippedSums.clipped_grad_sums(self, w, v, data, clip_w, clip_v)
+
+    plain, unclipped = CoupledMean(2, 1.0), UnclippedSums(2, 1.0)
+    assert engine_clipped_sums(plain) == plain.clipped_grad_sums
+    assert engine_clipped_sums(plain.regularized(0.1)).__self__.base is plain
+    vouched = Vouched(2, 1.0).regularized(0.1)  # forwarded to a vouched override
+    assert engine_clipped_sums(vouched) == vouched.clipped_grad_sums
+    for objective in (unclipped, unclipped.regularized(0.1),
+                      RegularizedUnclipped(plain, 0.1, 0.1)):  # an override of the wrapper
+        with pytest.warns(UserWarning, match="exact_clipped_sums"):
+            sums = engine_clipped_sums(objective)
+        assert sums.func is SaddleObjective.clipped_grad_sums and sums.args == (objective,)
+
+
 def test_a_non_finite_batch_sum_falls_back_to_its_rows_after_the_spend():
     """A review's distinguisher: a NaN from one row made the fit raise after its spend
     on a neighbour holding that row, and fit on the data without it. Each row is now

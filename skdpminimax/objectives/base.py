@@ -512,11 +512,16 @@ def engine_clipped_sums(objective):
     :class:`UserWarning`: an override that forgot a clip, or let a NaN through, would
     otherwise set the sensitivity the noise is calibrated for.
     """
+    def owner_of(obj):
+        return next((k for k in type(obj).__mro__ if "clipped_grad_sums" in vars(k)), None)
+
     inner = objective
-    while isinstance(inner, RegularizedObjective):  # forwards clipped_grad_sums to its base
+    # RegularizedObjective forwards to its base (a subclass that overrides the method
+    # does not: its own override is judged).
+    while isinstance(inner, RegularizedObjective) and owner_of(inner) is RegularizedObjective:
         inner = inner.base
     mro = type(inner).__mro__
-    owner = next((klass for klass in mro if "clipped_grad_sums" in vars(klass)), None)
+    owner = owner_of(inner)
     if owner is None or owner is SaddleObjective:
         return objective.clipped_grad_sums
     declares = next((klass for klass in mro if "exact_clipped_sums" in vars(klass)), None)
