@@ -164,7 +164,13 @@ def _writes_for_vectors(objective):
     an inherited ``typical_dual_clips`` (written for one scalar, say) keeps the
     scalar clip, with a warning: a vector it does not index by coordinate would clip
     the wrong rows."""
-    while isinstance(objective, RegularizedObjective):  # forwards both to its base
+    def owner_of(obj, name):
+        return next(klass for klass in type(obj).__mro__ if name in vars(klass))
+
+    # A RegularizedObjective forwards both to its base (unless a subclass overrides one)
+    while isinstance(objective, RegularizedObjective) and all(
+            owner_of(objective, name) is RegularizedObjective
+            for name in ("typical_dual_clips", "clipped_grad_sums")):
         objective = objective.base
     mro = type(objective).__mro__
 
