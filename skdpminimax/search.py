@@ -619,7 +619,8 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
             "fits, DPStandardScaler's default), charged together. " + MIXED_RELATIONS_ADVICE,
             PrivacyLeakWarning,
         )
-    add_remove = any(_relation_of_step(step) == "add/remove-one"
+    # unknown (None) counts as add/remove-one: KFold is then reported (fail closed)
+    add_remove = any(_relation_of_step(step) != "replace-one"
                      for steps in candidate_steps for step in steps)
     unstable = unstable_folds_reason(cv, add_remove)
     if unstable is not None and any(candidate_steps):
@@ -715,9 +716,9 @@ def _final_step(estimator):
 def _relation_of_step(step):
     """``"add/remove-one"``, ``"replace-one"`` or ``None`` (unknown): the neighbouring
     relation a private step's guarantee holds for, read from its settings (a heuristic
-    for the solvers). diffprivlib's models are replace-one with the size public; the
-    scaler says which; an estimator is add/remove-one when its solver samples Poisson
-    batches."""
+    for the library's solvers). diffprivlib's models are replace-one with the size
+    public; the scaler says which; an estimator is add/remove-one when its solver
+    samples Poisson batches, unknown with a solver of the user's."""
     if isinstance(step, DPStandardScaler):
         return step._relation
     if not isinstance(step, DPMinimaxEstimator):
@@ -726,6 +727,10 @@ def _relation_of_step(step):
         solver = step._resolve_solver()
     except (TypeError, ValueError):
         return None  # the fit will refuse it; no warning to give here
+    if not type(solver).__module__.startswith("skdpminimax."):
+        # A user's solver: read from its settings, it is unknown (the folds' check
+        # then fails closed, as for add/remove-one).
+        return None
     poisson = (getattr(solver, "sampler", None) == "poisson"
                and getattr(solver, "batch_size", None) is not None)
     return "add/remove-one" if poisson else "replace-one"

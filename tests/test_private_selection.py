@@ -120,6 +120,31 @@ def test_an_unstable_splitter_warns(data):
                       accountant=BudgetAccountant(), selection_epsilon=1.0)
 
 
+class _UsersSolver:
+    """A solver of the user's (Poisson batches inside, add/remove-one): its relation
+    cannot be read from settings it does not have."""
+
+    def __init__(self):
+        self.inner = NoisySGDA(batch_size=16, n_iter=10)
+
+    def calibrate(self, objective, n_samples, budget):
+        return self.inner.calibrate(objective, n_samples, budget)
+
+    def solve(self, objective, data, budget, rng, *, init=None):
+        return self.inner.solve(objective, data, budget, rng, init=init)
+
+
+def test_a_users_solver_under_kfold_warns_as_add_remove_one(data):
+    """A review: a user's add/remove-one solver was taken for replace-one, so KFold's
+    shifted folds got no warning. Its relation is unknown: the check fails closed."""
+    X, y = data
+    users = DPAUCMaximizer(epsilon=1.0, delta=1e-5, data_norm=3.0, pos_ratio=0.5,
+                           solver=_UsersSolver())
+    with pytest.warns(PrivacyLeakWarning, match="KFold cuts the rows"):
+        charge_search(accuracy_search(users, cv=KFold(2)), X, y,
+                      accountant=BudgetAccountant(), selection_epsilon=1.0)
+
+
 # ---- the choice ----------------------------------------------------------------------------
 
 def test_a_noise_free_choice_warns_and_refit_false_does_not(data):
