@@ -140,6 +140,7 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from sklearn.datasets import load_iris
     >>> from skdpminimax import DPRobustClassifier
     >>> X, y = load_iris(return_X_y=True)
