@@ -534,7 +534,7 @@ def engine_clipped_sums(objective):
         "per-example gradients itself instead (SaddleObjective.clipped_grad_sums), since "
         "privacy rests on that clip. Declare the flag if the override clips every "
         "example's gradient exactly and adds zero for a row that is not finite.",
-        UserWarning, stacklevel=2)
+        UserWarning)  # one location: shown once, not once per caller
     return functools.partial(SaddleObjective.clipped_grad_sums, objective)
 
 
