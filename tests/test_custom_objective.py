@@ -432,6 +432,28 @@ def test_an_override_that_does_not_vouch_for_its_clip_is_not_run():
     np.testing.assert_array_equal(fitted.dual_coef_, reference.dual_coef_)
 
 
+class NaNOnPositiveRows(CoupledMean):
+    """Gradients NaN (not an exception) on the rows with a positive first feature."""
+
+    def per_example_grads(self, w, v, data):
+        gw, gv = super().per_example_grads(w, v, data)
+        return np.where(data.X[:, :1] > 0, np.nan, gw), gv
+
+
+def test_non_finite_gradients_on_the_rows_are_refused_before_the_spend():
+    """A review: the check on the rows caught exceptions only, so an objective whose
+    gradients were NaN on a third of the rows was fitted on the others silently."""
+    X = np.random.default_rng(8).normal(size=(100, 3))
+    ledger = BudgetAccountant()
+    with pytest.raises(ValueError, match="not finite"):
+        DPSaddleEstimator(NaNOnPositiveRows, epsilon=1.0, data_norm=10.0,
+                          accountant=ledger).fit(X)
+    assert ledger.spent_budget == []
+    DPSaddleEstimator(NaNOnPositiveRows, epsilon=1.0, data_norm=10.0,
+                      accountant=ledger).fit(-np.abs(X))  # no such row: fits
+    assert len(ledger.spent_budget) == 1
+
+
 def test_which_clipped_sums_the_engine_runs():
     from skdpminimax.objectives import engine_clipped_sums
     from skdpminimax.objectives.base import RegularizedObjective

@@ -142,6 +142,14 @@ def test_builtin_objectives_certify_also_through_regularized():
     assert not certifies_constants(Looser(3, 0.4, 1.0, 2.0).regularized(1.0))
     assert certifies_constants(Reproved(3, 0.4, 1.0, 2.0))
 
+    class AnyLabel(SquareLossAUC):  # drops the label domain the bounds are proved on
+        def check_data(self, y, groups):
+            pass
+
+    # a review: it kept the flag, and output perturbation under-noised a neighbour with
+    # the label 1e5 by 22x
+    assert not certifies_constants(AnyLabel(3, 0.4, 1.0, 2.0))
+
 
 @pytest.mark.parametrize("objective", [Understated(), Concave()], ids=["understated", "default"])
 def test_nispp_uses_smoothness_for_an_objective_that_does_not_opt_in(objective):

@@ -125,13 +125,15 @@ def check_shapes_on_stand_in(objective, n_features, y=None, groups=None):
 
 def check_on_the_rows(objective, data, chunk_rows=4096):
     """Refuse, before any spend, a (user) objective that raises on the training rows at
-    its start point: ``prepare`` and ``clipped_grad_sums`` on every row, a chunk of
-    rows at a time.
+    its start point, or whose gradients there are not finite: ``prepare``,
+    ``per_example_grads`` and ``clipped_grad_sums`` on every row, a chunk of rows at a
+    time.
 
-    During the fit a row the objective raises on counts as zero (the oracle's
-    fallback), so such an objective would otherwise be fitted silently on fewer rows,
-    or on none. Like the input checks, the refusal reads the data before the spend and
-    speaks to whoever fits; it says which exception, not which row.
+    During the fit a row the objective raises on, or whose gradient is not finite,
+    counts as zero (the oracle's fallback, the clip's), so such an objective would
+    otherwise be fitted silently on fewer rows, or on none. Like the input checks, the
+    refusal reads the data before the spend and speaks to whoever fits; it says which
+    exception, not which row.
     """
     w, v = objective.init_params(np.random.default_rng(0))
     w, v = np.asarray(w, dtype=float), np.asarray(v, dtype=float)
@@ -139,8 +141,12 @@ def check_on_the_rows(objective, data, chunk_rows=4096):
     try:
         prepared = prepare_data(objective, data)
         for start in range(0, prepared.n_samples, chunk_rows):
-            rows = np.arange(start, min(start + chunk_rows, prepared.n_samples))
-            clipped_sums(w, v, prepared.take(rows), 1.0, 1.0)
+            chunk = prepared.take(np.arange(start, min(start + chunk_rows, prepared.n_samples)))
+            clipped_sums(w, v, chunk, 1.0, 1.0)
+            if not all(np.all(np.isfinite(np.asarray(g, dtype=float)))
+                       for g in objective.per_example_grads(w, v, chunk)):
+                raise FloatingPointError("gradients that are not finite (NaN or inf) on "
+                                         "some rows")
     except Exception as exc:  # noqa: BLE001 - in the fit it would silently drop rows
         raise ValueError(
             f"{type(objective).__name__} fails on the training rows at its start point "
@@ -230,13 +236,16 @@ class SaddleObjective(ABC):
         :meth:`strong_convexity`. The solvers that rest privacy on these constants
         rather than on clipping (the monotone branch of
         :class:`~skdpminimax.solvers.NoisyInexactProximalPoint`, the output
-        perturbation frameworks) read them only then. Those frameworks also evaluate
+        perturbation frameworks) read them only then (except that
+        ``NoisyInexactProximalPoint`` rests on :meth:`smoothness` in every case: its
+        prox weight must exceed it). Those frameworks also evaluate
         :meth:`grad` unclipped after the spend, so the flag vouches too that it is
         finite and does not raise at every point of the sets on every data set the
         public bounds allow (an exception there would be an output a row decides).
         It vouches for the class that
-        declares it: a subclass overriding a method it covers must declare it again
-        (:func:`certifies_constants`). The built-in objectives declare it.
+        declares it: a subclass overriding a method it covers (the data and data-free
+        terms, the constants, and :meth:`check_data`, the domain they are proved on)
+        must declare it again (:func:`certifies_constants`). The built-in objectives declare it.
     """
 
     primal_set = None
@@ -543,7 +552,10 @@ def engine_clipped_sums(objective):
 # that declared the flag has not certified its new version.
 _VOUCHED = ("per_example_grads", "per_example_values", "clipped_grad_sums", "prepare",
             "grad", "value", "reg_grad", "reg_value", "lipschitz", "smoothness",
-            "strong_convexity")
+            "strong_convexity",
+            # the data domain the constants are proved on (a review: a subclass that
+            # dropped it kept the flag, and output perturbation under-noised 22x)
+            "check_data")
 
 
 def certifies_constants(objective):
