@@ -562,3 +562,27 @@ def test_a_noise_free_release_of_the_start_warns():
         tight = DPAUCMaximizer(solver=OutputPerturbation(accuracy_ratio=0.01),
                                accountant=BudgetAccountant(), **params).fit(X, y)
     assert tight.coef_.any()
+
+
+class RandomStart(BilinearGame):
+    """A start drawn from the generator it is given (public: data-free)."""
+
+    def init_params(self, rng=None):
+        rng = np.random.default_rng() if rng is None else rng  # unseeded without one
+        return rng.uniform(-1, 1, self.dw), rng.uniform(-1, 1, self.dv)
+
+
+@pytest.mark.parametrize("solver", [OutputPerturbation, PhasedOutputPerturbation])
+def test_a_random_start_is_drawn_from_the_fits_generator(game, solver):
+    """A review: output perturbation called init_params() without the fit's generator,
+    so a random start made two fits with one seed differ."""
+    objective, data = game
+    random_start = RandomStart(objective.M, radius_w=3.0, radius_v=3.0)
+    if solver is OutputPerturbation:
+        random_start = random_start.regularized(0.5)
+    budget = PrivacyBudget(1.0, 1e-5)
+    runs = [solver().solve(random_start, data, budget, np.random.default_rng(seed))
+            for seed in (4, 4, 5)]
+    np.testing.assert_array_equal(runs[0].w, runs[1].w)
+    np.testing.assert_array_equal(runs[0].v, runs[1].v)
+    assert not np.array_equal(runs[0].w, runs[2].w)

@@ -356,6 +356,14 @@ def a_priori_solve(objective, data, start, tol, target=None):
     return w, v, n_steps
 
 
+def _public_start(objective, init, rng):
+    """``init``, or the objective's start drawn from the fit's generator (a child
+    spawned after the solver's and the noise's, whose streams it leaves as they were):
+    a random ``init_params(rng)`` is then reproducible with ``random_state``. It is
+    data-free, hence public."""
+    return objective.init_params(rng.spawn(1)[0]) if init is None else init
+
+
 def _start(objective, init):
     """The public start ``(w0, v0)``: ``init`` or the objective's, projected onto the sets."""
     w, v = objective.init_params() if init is None else init
@@ -453,6 +461,7 @@ class OutputPerturbation(_OutputPerturbationBase):
         sens = self._sensitivity(objective, data.n_samples)
         target = self.accuracy_ratio**2 * stability_bound(objective, data.n_samples)
         solver_rng, noise_rng = rng.spawn(2)
+        init = _public_start(objective, init, rng)
         sigma = calibration.noise_multiplier * sens
         mu_w, mu_v = objective.strong_convexity()
         dim = objective.init_params()[0].size
@@ -613,7 +622,7 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
         # that draws a data-dependent amount (SVRG's batches) cannot pass chunk k's
         # data on to phase k + 1 through a shared stream.
         phase_rngs = iter(solver_rng.spawn(n_phases * len(passes)))
-        w0, v0 = _start(objective, init)
+        w0, v0 = _start(objective, _public_start(objective, init, rng))
         released = {"primal": w0, "dual": v0}
         phases, evals, fallbacks, covered = [], 0, 0, []
         for which in passes:
