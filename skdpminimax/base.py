@@ -738,8 +738,10 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
             # reveals no more than the NaN model would; the fit stays charged.
             raise FloatingPointError(
                 f"{type(solver).__name__} diverged: the released parameters are not finite "
-                "(a step size too large for the objective?). The fit is charged; nothing "
-                "was fitted. Lower step_size, or use the solver's default step.")
+                "(a step size too large for the objective, or an objective whose gradients "
+                "are not finite at some point of its sets?). The fit is charged; nothing "
+                "was fitted. Lower step_size or use the solver's default step; check the "
+                "objective's gradients where they are not clipped (output perturbation).")
 
         if plans_its_length and result.n_iter < _FEW_ITERATIONS:
             # Planned from public quantities (epochs, batch, planning size): no leak.

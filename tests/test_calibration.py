@@ -352,3 +352,21 @@ def test_a_huge_epsilon_calibrates_without_numpy_overflow_warnings(epsilon):
         assert calibration.releases_epsilon((count_event(0.05 * epsilon),), 1e-5,
                                             epsilon) <= 0.05 * epsilon * (1 + 1e-6)
     assert 0 < cal.noise_multiplier < 1 and cal.epsilon <= epsilon
+
+
+@pytest.mark.parametrize("n_steps, epsilon, delta, match", [
+    (10, 0.0, 1e-5, "epsilon must be > 0"), (10, -1.0, 1e-5, "epsilon must be > 0"),
+    (10, float("nan"), 1e-5, "epsilon must be > 0"), (10, 1.0, 1.5, "delta must be in"),
+    (10, 1.0, 0.0, "delta must be in"), (10.7, 1.0, 1e-5, "n_steps must be an integer"),
+    (0, 1.0, 1e-5, "n_steps must be an integer")])
+def test_calibrate_noise_multiplier_refuses_a_bad_budget(n_steps, epsilon, delta, match):
+    """Public API: a review found delta=1.5 accepted (z=0.04), epsilon 0 dividing by
+    zero, and 10.7 steps truncated."""
+    with pytest.raises(ValueError, match=match):
+        calibrate_noise_multiplier(make_sampler("poisson", 100, 10), n_steps, epsilon, delta)
+
+
+def test_an_unknown_sampler_name_is_refused_whatever_the_batch():
+    for batch_size in (None, 10, 1000):
+        with pytest.raises(ValueError, match="Unknown sampler 'bogus'"):
+            make_sampler("bogus", 100, batch_size)

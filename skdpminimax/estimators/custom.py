@@ -71,6 +71,11 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         Public bound on the row norm of ``X`` (rows clipped); ``None``: from the data
         with a :class:`PrivacyLeakWarning`.
     solver : str or solver object, default="sgda"
+        A registered name or a solver object. ``"sgda"`` is ``NoisySGDA()`` itself:
+        the certified ``1 / L`` step and 15 epochs, unlike the built-in estimators'
+        tuned defaults, since an objective of yours declares no solution scale.
+        Where it defines ``typical_solution_norm()``, pass
+        ``NoisySGDA(step_size="scaled", n_epochs="auto")`` to size the steps from it.
     accountant : BudgetAccountant or None, default=None
     task : {"classification", "regression"} or None, default=None
         What scikit-learn should take the estimator for. ``"classification"``: a

@@ -489,9 +489,14 @@ def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld
     -------
     NoiseCalibration
     """
+    # The estimators pass a checked PrivacyBudget; this is public API too.
+    if isinstance(n_steps, bool) or int(n_steps) != n_steps or n_steps < 1:
+        raise ValueError(f"n_steps must be an integer >= 1, got {n_steps!r}.")
     n_steps = int(n_steps)
-    if n_steps < 1:
-        raise ValueError("n_steps must be >= 1.")
+    if not (epsilon > 0):  # NaN too
+        raise ValueError(f"epsilon must be > 0 (np.inf: no noise), got {epsilon!r}.")
+    if not (0 < delta < 1):
+        raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
     noise_ratios = _check_noise_ratios(noise_ratios, n_steps)
     sampler.releases_per_example(n_steps)  # raises if the sampler cannot serve n_steps
     if accounting not in sampler.accountings:

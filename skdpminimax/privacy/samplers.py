@@ -293,6 +293,8 @@ def make_sampler(name, n_samples, batch_size=None):
     so that a Poisson run stays add/remove-one whatever the (possibly released)
     size it is planned on.
     """
+    if name not in _SAMPLERS:  # before the shortcuts below, which never look it up
+        raise ValueError(f"Unknown sampler {name!r}; choose from {sorted(_SAMPLERS)}.")
     if name == "disjoint":
         return DisjointBatches(n_samples, min(batch_size or n_samples, n_samples))
     if batch_size is None:
@@ -301,7 +303,4 @@ def make_sampler(name, n_samples, batch_size=None):
         return PoissonSampler(n_samples, min(int(batch_size), n_samples))
     if batch_size >= n_samples:
         return FullBatch(n_samples)
-    try:
-        return _SAMPLERS[name](n_samples, batch_size)
-    except KeyError:
-        raise ValueError(f"Unknown sampler {name!r}; choose from {sorted(_SAMPLERS)}.") from None
+    return _SAMPLERS[name](n_samples, batch_size)
