@@ -378,7 +378,11 @@ def _features(est, x_c, y_c, y_alt, statistic):
     if callable(statistic):
         return np.atleast_1d(np.asarray(statistic(est, x_c, y_c), float)).ravel()
     parts = []
-    if statistic in ("auto", "score"):
+    # "auto" scores only a model that predicts (a DPSaddleEstimator with task=None and
+    # an objective without predict has parameters only)
+    scores = statistic == "score" or (statistic == "auto" and any(
+        hasattr(est, m) for m in ("decision_function", "predict_proba", "predict")))
+    if scores:
         parts.append(np.array([_canary_score(est, x_c, y_c, y_alt)]))
     if statistic in ("auto", "params"):
         parts.append(_released_vector(est))

@@ -405,3 +405,21 @@ def test_nseg_extrapolation_noise_passes(runs):
     assert result.epsilon_lower_bound <= EPSILON
     assert result.epsilon_lower_bound_gdp <= EPSILON
     assert result.epsilon_lower_bound_gdp > 0.25 * EPSILON  # the attack is not vacuous
+
+
+def test_auto_statistic_audits_a_model_without_predict_by_its_parameters():
+    """A review: statistic="auto" raised AttributeError on a DPSaddleEstimator whose
+    objective has no predict (task=None); it audits the released parameters then."""
+    import warnings
+
+    from skdpminimax import DPSaddleEstimator
+    from test_custom_objective import CoupledMean
+
+    class NoPredict(CoupledMean):
+        predict = property(lambda self: (_ for _ in ()).throw(AttributeError("predict")))
+
+    est = DPSaddleEstimator(NoPredict, epsilon=1.0, data_norm=3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = audit_estimator(est, epsilon=1.0, delta=1e-2, n_runs=40, random_state=0)
+    assert 0.0 <= result.epsilon_lower_bound <= 1.0
