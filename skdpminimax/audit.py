@@ -281,7 +281,7 @@ def epsilon_lower_bound(scores_in, scores_out, *, delta, confidence=0.95, n_sele
         true_negatives=int(n_out - fp),
         tpr_lower=tpr,
         fpr_upper=fpr,
-        epsilon_lower_bound_gdp=gdp_epsilon(mu, delta),
+        epsilon_lower_bound_gdp=gdp_epsilon(mu, delta=delta),
         mu_lower_bound=mu,
         neighboring_relation=neighboring_relation,
         scores_in=scores_in,

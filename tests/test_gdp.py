@@ -27,7 +27,7 @@ def test_delta_matches_the_closed_form(mu, epsilon):
 @pytest.mark.parametrize("mu, delta, interval",
                          [(0.05, 1e-5, 1e-5), (0.5, 1e-6, 1e-4), (2.0, 1e-5, 1e-3), (8.0, 1e-8, 1e-2)])
 def test_epsilon_matches_the_accountant(mu, delta, interval):
-    epsilon = gdp_epsilon(mu, delta)
+    epsilon = gdp_epsilon(mu, delta=delta)
     assert gdp_delta(epsilon, mu) <= delta
     assert gdp_delta(epsilon * (1 - 1e-6), mu) > delta
     assert epsilon == pytest.approx(_pld_epsilon_of_one_gaussian(mu, delta, interval), rel=2e-3)
@@ -35,17 +35,19 @@ def test_epsilon_matches_the_accountant(mu, delta, interval):
 
 def test_large_mu_does_not_overflow():
     # exp(epsilon) alone overflows past epsilon ~ 709; the log-space form does not.
-    epsilon = gdp_epsilon(40.0, 1e-8)
+    epsilon = gdp_epsilon(40.0, delta=1e-8)
     assert 709 < epsilon < math.inf
     assert gdp_delta(epsilon, 40.0) <= 1e-8
     assert epsilon == pytest.approx(_pld_epsilon_of_one_gaussian(40.0, 1e-8, 0.5), rel=2e-3)
 
 
 def test_edge_cases():
-    assert gdp_epsilon(0.0, 1e-5) == 0.0
-    assert gdp_epsilon(1e-4, 0.5) == 0.0  # delta above the curve's value at 0
-    assert gdp_epsilon(math.inf, 1e-5) == math.inf
+    assert gdp_epsilon(0.0, delta=1e-5) == 0.0
+    assert gdp_epsilon(1e-4, delta=0.5) == 0.0  # delta above the curve's value at 0
+    assert gdp_epsilon(math.inf, delta=1e-5) == math.inf
     assert np.isfinite(gdp_delta(1e3, 1.0)) and gdp_delta(1e3, 1.0) >= 0.0
+    with pytest.raises(TypeError):  # delta by keyword only: no silent swap with mu
+        gdp_epsilon(1e-6, 0.2)
 
 
 def test_gaussian_sigma_always_certifies_what_it_returns():

@@ -68,8 +68,11 @@ def gaussian_sigma(epsilon, delta, sensitivity=1.0):
     raise RuntimeError("Gaussian noise calibration failed to certify (epsilon, delta).")
 
 
-def gdp_epsilon(mu, delta):
-    """Smallest epsilon >= 0 with mu-GDP => (epsilon, delta)-DP (bisection to 2^-60)."""
+def gdp_epsilon(mu, *, delta):
+    """Smallest epsilon >= 0 with mu-GDP => (epsilon, delta)-DP (bisection to 2^-60).
+
+    ``delta`` is keyword-only: beside ``gdp_delta(epsilon, mu)``, a positional
+    ``gdp_epsilon(delta, mu)`` would be a silent mistake (a review)."""
     if not mu > 0 or gdp_delta(0.0, mu) <= delta:
         return 0.0
     if not math.isfinite(mu):
