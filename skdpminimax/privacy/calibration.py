@@ -74,7 +74,9 @@ class NoiseCalibration:
         ``n_steps = 2 n_iter_``; the recursive framework records one round's
         calibration, and its ``n_iter_`` counts every round's steps).
     sampler : str
-        ``'full'``, ``'poisson'`` or ``'without_replacement'``.
+        ``'full'``, ``'poisson'``, ``'without_replacement'`` or ``'disjoint'`` (the
+        samplers of :mod:`skdpminimax.privacy.samplers`); ``'partition'`` for phased
+        output perturbation's disjoint chunks.
     sample_rate : float
         Batch size over ``n_samples``.
     batch_size : int
@@ -82,7 +84,9 @@ class NoiseCalibration:
     neighboring_relation : str
         ``'replace-one'`` or ``'add/remove-one'``.
     accounting : str
-        ``'pld'`` or ``'rdp'``: the accountant that certified ``epsilon``.
+        The accountant that certified ``epsilon``: ``'pld'`` or ``'rdp'``
+        (dp_accounting), ``'analytic-gaussian'`` for output perturbation's single
+        Gaussian release.
     epsilon, delta : float
         Certified privacy of the solver's releases at this multiplier.
     block_noise_multipliers : tuple of float
