@@ -137,8 +137,11 @@ def _dual_value(objective, data, vs, tol, max_iter):
 
 
 def _interval(primal, dual):
-    return GapInterval(lower=max(primal[0] - dual[1], 0.0), upper=primal[1] - dual[0],
-                       primal=primal, dual=dual)
+    # The gap is >= 0; rounding at an exact saddle point can put either end a few ulps
+    # below 0 (upper -1e-17 under lower 0 in a review): both are floats, lower <= upper.
+    lower = max(float(primal[0] - dual[1]), 0.0)
+    upper = max(float(primal[1] - dual[0]), lower)
+    return GapInterval(lower=lower, upper=upper, primal=primal, dual=dual)
 
 
 def _check_convex_concave(objective):

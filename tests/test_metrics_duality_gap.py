@@ -89,6 +89,10 @@ def test_strongly_convex_gap_vanishes_at_saddle_point(lam):
     ws, vs = objective.unconstrained_saddle(data, lam, lam)
     gap = duality_gap(objective.regularized(lam), data, ws, vs)
     assert gap.lower >= 0 and gap.upper < 1e-6
+    # at the saddle point rounding must not invert the interval (a review: upper -1e-17
+    # under lower 0), and both ends are plain floats
+    assert 0.0 <= gap.lower <= gap.upper
+    assert type(gap.lower) is float and type(gap.upper) is float
 
 
 def test_nonconvex_objective_is_refused():
