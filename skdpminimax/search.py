@@ -1104,9 +1104,10 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
         as for any callable ``refit``).
     cv_results_ : dict
         The search's results. Its scores are computed on the private rows without
-        noise, and are not private: publish ``best_estimator_`` (or the wrapper
-        after deleting ``cv_results_``), not the scores. The fitted search keeps no
-        row count, fold indices or fold class counts (dropped after the run).
+        noise, and are not private: publish ``best_estimator_``, not the wrapper,
+        whose ``search_`` holds them too (``search_.cv_results_``, with
+        ``best_score_``). The fitted search keeps no row count, fold indices, fold
+        class counts or the private choice's generator (dropped after the run).
     privacy_spent_ : list of budgets
         The entries charged to the accountant by the last fit, one per private fit:
         ``PrivacyBudget``, or an ``(epsilon, 0)`` entry with the same ``epsilon`` and

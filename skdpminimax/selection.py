@@ -120,10 +120,12 @@ class ExponentialSelection:
         return int(mechanism.randomise())
 
     def forget(self):
-        """Drop the folds' sizes and pair counts (exact counts of the private rows)
-        once the choice is made; the selection can choose no more."""
+        """Drop the folds' sizes and pair counts (exact counts of the private rows) and
+        the generator once the choice is made; the selection can choose no more. The
+        choice's epsilon rests on its draw being secret: a generator kept in a pickle
+        of the fitted search would let anyone replay it (a review replayed 12 of 12)."""
         self.n_splits = len(self.test_sizes)
-        self.test_sizes = self.pair_counts = None
+        self.test_sizes = self.pair_counts = self.rng = None
 
     def __repr__(self):
         n_splits = len(self.test_sizes) if self.test_sizes is not None else self.n_splits

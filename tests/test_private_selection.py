@@ -442,3 +442,15 @@ def test_default_scoring_of_a_classifier_search_is_the_accuracy_choice(data):
         PrivateSearchCV(regression, accountant=ledger, selection_epsilon=0.5).fit(
             X, X[:, 0])
     assert len(ledger.spent_budget) == 6  # the classifier search only
+
+
+def test_a_fitted_private_search_keeps_no_generator_of_its_choice(data):
+    """A review: the exponential mechanism's generator stayed on the fitted search, so
+    its pickle let anyone replay the draw the choice's epsilon rests on."""
+    import pickle
+
+    X, y = data
+    wrapper = PrivateSearchCV(accuracy_search(), accountant=BudgetAccountant(),
+                              selection_epsilon=1.0).fit(X, y)
+    assert wrapper.search_.refit.rng is None
+    assert b"PCG64" not in pickle.dumps(wrapper) and b"MT19937" not in pickle.dumps(wrapper)
