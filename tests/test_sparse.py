@@ -87,6 +87,11 @@ def test_numba_backend_with_sparse_x_is_refused_before_spending():
     with pytest.raises(ValueError, match="dense X"):
         model.fit(sp.csr_matrix(X), y)
     assert acc.spent_budget == [] and not hasattr(model, "coef_")
+    # small sparse X (densified for the fit) too: which is refused must not follow the
+    # row count, private under add/remove-one (a review: 4,096 rows fitted, 4,097 not)
+    with pytest.raises(ValueError, match="dense X"):
+        model.fit(sp.csr_matrix(X[:20]), y[:20])
+    assert acc.spent_budget == []
 
 
 def test_sparse_row_helpers_match_dense():
