@@ -79,7 +79,7 @@ def test_sparse_fit_equals_dense_fit_other_solvers(solver):
     np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-9 * np.abs(a).max())
 
 
-def test_numba_backend_with_sparse_x_is_refused_before_spending():
+def test_numba_backend_with_sparse_x_is_refused_before_spending(monkeypatch):
     X, y, _ = _sparse_data()
     acc = BudgetAccountant()
     model = DPAUCMaximizer(1.0, data_norm=4.0, pos_ratio=0.5, accountant=acc,
@@ -87,8 +87,9 @@ def test_numba_backend_with_sparse_x_is_refused_before_spending():
     with pytest.raises(ValueError, match="dense X"):
         model.fit(sp.csr_matrix(X), y)
     assert acc.spent_budget == [] and not hasattr(model, "coef_")
-    # small sparse X (densified for the fit) too: which is refused must not follow the
+    # sparse X small enough to be densified too: which is refused must not follow the
     # row count, private under add/remove-one (a review: 4,096 rows fitted, 4,097 not)
+    monkeypatch.setattr("skdpminimax.base._DENSIFY_MAX_ENTRIES", 1 << 22)
     with pytest.raises(ValueError, match="dense X"):
         model.fit(sp.csr_matrix(X[:20]), y[:20])
     assert acc.spent_budget == []
