@@ -24,7 +24,9 @@ from skdpminimax.objectives.base import (
     RegularizedObjective,
     SaddleObjective,
     engine_clipped_sums,
+    is_users,
     prepare_data,
+    quiet_after_the_spend,
 )
 from skdpminimax.privacy.mechanisms import check_coordinate_clips
 
@@ -230,7 +232,9 @@ class NoisyGradientOracle:
     def __init__(self, objective, data, sampler, block_multipliers, clip_w, clip_v, rng):
         self.objective = objective
         self.clipped_sums = engine_clipped_sums(objective)
-        self.data = prepare_data(objective, data)
+        self._users = is_users(objective)  # silenced while it runs (see noisy_grads)
+        with quiet_after_the_spend(objective):
+            self.data = prepare_data(objective, data)
         self.clip_w = clip_w
         self.clip_v = clip_v
         self.inv_normalizer = 1.0 / float(sampler.normalizer)
@@ -264,7 +268,14 @@ class NoisyGradientOracle:
 
     def noisy_grads(self, w, v, idx, noise):
         """Noisy gradients at ``(w, v)`` on rows ``idx`` (``None`` = all rows) with the
-        given noise row (from :meth:`noise_block`; ``None`` without noise)."""
+        given noise row (from :meth:`noise_block`; ``None`` without noise). A user's
+        objective runs silenced (:func:`quiet_after_the_spend`)."""
+        if self._users:
+            with quiet_after_the_spend(self.objective):
+                return self._noisy_grads(w, v, idx, noise)
+        return self._noisy_grads(w, v, idx, noise)
+
+    def _noisy_grads(self, w, v, idx, noise):
         batch = self.data.take(idx)
         if batch.n_samples:
             try:

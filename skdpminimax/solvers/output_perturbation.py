@@ -71,7 +71,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from skdpminimax.objectives.base import SaddleData, certifies_constants, prepare_data
+from skdpminimax.objectives.base import (
+    SaddleData,
+    certifies_constants,
+    prepare_data,
+    quiet_after_the_spend,
+)
 from skdpminimax.privacy.calibration import NoiseCalibration, analytic_gaussian_sigma
 from skdpminimax.solvers.base import PrivateSolver, SolverResult, fresh_copy
 from skdpminimax.solvers.base_solvers import Extragradient, SVRGExtragradient
@@ -237,6 +242,11 @@ def certified_solve(base_solver, objective, data, target, init, rng, *, loose=Fa
     failing, so the release never depends on whether a solver gave up. Returns
     ``(w, v, diagnostics)``; ``diagnostics`` (work done) is not private.
     """
+    with quiet_after_the_spend(objective):  # a user's objective says nothing a row decides
+        return _certified_solve(base_solver, objective, data, target, init, rng, loose)
+
+
+def _certified_solve(base_solver, objective, data, target, init, rng, loose):
     moduli = objective.strong_convexity()
     # The Euclidean distance that implies the weighted target (the fallback's proof
     # needs it), and what the base solvers are asked for.
