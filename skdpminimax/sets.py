@@ -98,8 +98,14 @@ class Simplex:
         u = np.sort(x)[::-1]
         css = np.cumsum(u) - 1.0
         k = np.arange(1, len(x) + 1)
-        rho = np.nonzero(u - css / k > 0)[0][-1]
-        theta = css[rho] / (rho + 1.0)
+        rho = np.nonzero(u - css / k > 0)[0]
+        if rho.size == 0 and np.all(np.isfinite(x)):
+            # Entries of ~1e16 and more: u[0] - (u[0] - 1) rounds to 0 (output
+            # perturbation's noise at data_norm=1e20 raised IndexError after the spend,
+            # a review). The projection is invariant to adding a constant to every
+            # entry: project the point shifted to a largest entry of 0.
+            return self.project(x - u[0])
+        theta = css[rho[-1]] / (rho[-1] + 1.0)
         return np.maximum(x - theta, 0.0)
 
     def diameter(self, dim=None):

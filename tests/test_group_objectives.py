@@ -294,3 +294,13 @@ def test_noise_free_gda_reaches_reference_parity_saddle_point():
     res = solver.solve(obj, data, PrivacyBudget(np.inf, 1e-5), np.random.default_rng(0))
     np.testing.assert_allclose(res.w, w_ref, atol=2e-3)
     np.testing.assert_allclose(res.v, v_ref, atol=5e-3)
+
+
+@pytest.mark.parametrize("x", [[3e16, 1e16, -2e16], [1e20, 1e20 + 1e5, 0.0], [-1e300, 0.0, 5.0]])
+def test_simplex_projection_of_huge_entries(x):
+    """A review: entries of ~1e16 (output perturbation's noise at a huge data_norm)
+    rounded every candidate threshold away and raised IndexError after the spend."""
+    x = np.asarray(x)
+    p = Simplex().project(x)
+    assert np.all(p >= 0) and p.sum() == pytest.approx(1.0)
+    assert p[np.argmax(x)] == pytest.approx(1.0)
