@@ -94,6 +94,20 @@ def without_negative_zeros(values):
     return values + 0.0 if values.dtype.kind in "fc" else values
 
 
+def canonical_labels(values):
+    """Class labels as published (``classes_``): :func:`without_negative_zeros`, and in
+    an object array each value as its group label would be (:func:`_canonical`:
+    numpy's ``str_("a")`` as ``"a"``, ``np.int64(1)`` as ``1``). ``np.unique`` keeps
+    whichever of equal labels sorts first, so ``classes_`` would otherwise show how one
+    row stores its label (a side-channel review)."""
+    values = without_negative_zeros(values)
+    if values.dtype.kind != "O":
+        return values
+    out = np.empty(values.shape, dtype=object)
+    out.ravel()[:] = [_canonical(_kind(v), _label(v)) for v in values.ravel()]
+    return out
+
+
 def _unique(column):
     """Sorted distinct values and codes of one attribute. An object column (a list, a
     mixed column) is keyed by kind and value (:func:`_group_key`), so the int 1 and the

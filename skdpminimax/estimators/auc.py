@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 
 from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, shared_parameter_docs
-from skdpminimax.estimators._groups import without_negative_zeros
+from skdpminimax.estimators._groups import canonical_labels
 from skdpminimax.objectives.auc import SquareLossAUC
 from skdpminimax.objectives.scorers import LinearScorer, MLPScorer
 from skdpminimax.privacy.mechanisms import noisy_counts, private_count
@@ -250,7 +250,7 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
                 "Only binary classification is supported. The type of the target "
                 f"is {kind}: DPAUCMaximizer needs exactly two classes in y."
             )
-        classes, encoded = np.unique(without_negative_zeros(y), return_inverse=True)
+        classes, encoded = np.unique(canonical_labels(y), return_inverse=True)
         if len(classes) != 2:
             raise ValueError(
                 f"DPAUCMaximizer needs 2 classes in y; got only {classes.tolist()}."

@@ -9,9 +9,9 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, shared_parameter_docs
 from skdpminimax.estimators._groups import (
+    canonical_labels,
     encode_public_groups,
     labels_array,
-    without_negative_zeros,
 )
 
 __all__ = ["DPSaddleEstimator"]
@@ -202,7 +202,7 @@ class DPSaddleEstimator(DPMinimaxEstimator):
             check_classification_targets(y)
             try:
                 # codes 0..K-1
-                classes, y = np.unique(without_negative_zeros(y), return_inverse=True)
+                classes, y = np.unique(canonical_labels(y), return_inverse=True)
             except TypeError as exc:  # labels that do not compare (None among strings)
                 raise ValueError(f"y's class labels must be comparable: {exc}") from exc
             if classes.size < 2:

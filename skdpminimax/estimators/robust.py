@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 
 from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, shared_parameter_docs
-from skdpminimax.estimators._groups import GroupRatiosMixin, without_negative_zeros
+from skdpminimax.estimators._groups import GroupRatiosMixin, canonical_labels
 from skdpminimax.objectives.group_dro import GroupDRO
 from skdpminimax.objectives.losses import LogisticLoss, MultinomialLoss
 
@@ -206,7 +206,7 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         if kind not in ("binary", "multiclass"):
             raise ValueError(f"Unknown label type: {kind!r}; {type(self).__name__} needs binary "
                              "or multiclass labels.")
-        classes, encoded = np.unique(without_negative_zeros(y), return_inverse=True)
+        classes, encoded = np.unique(canonical_labels(y), return_inverse=True)
         if len(classes) < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 classes; got {classes!r}.")
         self.classes_ = classes
