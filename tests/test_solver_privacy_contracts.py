@@ -660,9 +660,16 @@ def test_one_extreme_target_does_not_turn_a_clipped_release_into_nan():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 3))
     y = X @ np.array([0.5, -0.5, 0.25]) + 0.1 * rng.normal(size=200)
-    y[7] = -1.7e308  # its gradient overflows to -inf at the first step
+    y[7] = -1e300  # a finite gradient whose squared norm overflows: clipped exactly
     est = DPSaddleEstimator(_UnboundedLeastSquares, epsilon=1.0, delta=1e-5,
                             data_norm=3.0, solver="sgda", random_state=0,
                             accountant=BudgetAccountant())
     est.fit(X, y)
     assert np.all(np.isfinite(est.coef_))
+    # A gradient that overflows to inf at the start is refused before the spend (the
+    # fit would count the row as zero: fitted on the others without a word)
+    y[7] = -1.7e308
+    ledger = BudgetAccountant()
+    with pytest.raises(ValueError, match="not finite"):
+        est.set_params(accountant=ledger).fit(X, y)
+    assert ledger.spent_budget == []
