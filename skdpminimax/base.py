@@ -263,8 +263,8 @@ def _dry_run(solver, probe, n_samples, budget, size_is_public, n_rows):
     whatever size was declared: that calibration is checked too. Where the user
     declared the size public and the solver is add/remove-one, only its settings are
     checked here (infinite budget); the caller runs the noise search on the budget it
-    settles on, before the spend. Under add/remove-one with a private size, whether a fit is refused must not
-    depend on the true size: the solver's settings and relation are checked on a fixed
+    settles on, before the spend. Under add/remove-one with a private size, whether a
+    fit is refused must not depend on the true size: the solver's settings and relation are checked on a fixed
     size without a noise search (infinite budget), and the calibration on the released
     size runs after the spend (where it can only fail at extreme budgets, from a
     released number).

@@ -132,7 +132,8 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         from the objective's public ``typical_solution_norm``
         (predictions of 4 times the target range's half-width, or without an
         intercept of its largest magnitude, on rows at ``data_norm``) and the noise.
-        ``"demographic_parity"`` declares no such scale and keeps the certified ``1 / L`` step (``step_size="auto"``; the
+        ``"demographic_parity"`` declares no such scale and keeps the certified
+        ``1 / L`` step (``step_size="auto"``; the
         larger step also speeds up its multipliers, which widened the parity gap on
         validation), and clips its primal at ``clip_w="scaled"`` instead of 1, which
         kept the model from following the multipliers.

@@ -239,14 +239,14 @@ class SaddleObjective(ABC):
         :class:`~skdpminimax.solvers.NoisyInexactProximalPoint`, the output
         perturbation frameworks) read them only then (except that
         ``NoisyInexactProximalPoint`` rests on :meth:`smoothness` in every case: its
-        prox weight must exceed it). Those frameworks also evaluate
-        :meth:`grad` unclipped after the spend, so the flag vouches too that it is
-        finite and does not raise at every point of the sets on every data set the
-        public bounds allow (an exception there would be an output a row decides).
-        It vouches for the class that
-        declares it: a subclass overriding a method it covers (the data and data-free
-        terms, the constants, and :meth:`check_data`, the domain they are proved on)
-        must declare it again (:func:`certifies_constants`). The built-in objectives declare it.
+        prox weight must exceed it). Those frameworks also evaluate :meth:`grad`
+        unclipped after the spend, so the flag vouches too that it is finite and does
+        not raise at every point of the sets on every data set the public bounds allow
+        (an exception there would be an output a row decides). It vouches for the class
+        that declares it: a subclass overriding a method it covers (the data and
+        data-free terms, the constants, and :meth:`check_data`, the domain they are
+        proved on) must declare it again (:func:`certifies_constants`). The built-in
+        objectives declare it.
     """
 
     primal_set = None
@@ -511,6 +511,21 @@ class RegularizedObjective(SaddleObjective):
         return mw + self.lam_w, mv + self.lam_v
 
 
+def defining_class(obj, name):
+    """The class of ``type(obj)``'s MRO that defines ``name`` (``None`` if none)."""
+    return next((klass for klass in type(obj).__mro__ if name in vars(klass)), None)
+
+
+def forwarded_to_base(objective, *names):
+    """``objective`` under the :class:`RegularizedObjective` wrappers that forward every
+    method in ``names`` to their base: a subclass that overrides one of them is not
+    unwrapped, and its own version is judged."""
+    while isinstance(objective, RegularizedObjective) and all(
+            defining_class(objective, name) is RegularizedObjective for name in names):
+        objective = objective.base
+    return objective
+
+
 def is_users(objective):
     """Whether ``objective``'s class (under its :class:`RegularizedObjective` wrappers)
     is defined outside the library."""
@@ -545,19 +560,11 @@ def engine_clipped_sums(objective):
     :class:`UserWarning`: an override that forgot a clip, or let a NaN through, would
     otherwise set the sensitivity the noise is calibrated for.
     """
-    def owner_of(obj):
-        return next((k for k in type(obj).__mro__ if "clipped_grad_sums" in vars(k)), None)
-
-    inner = objective
-    # RegularizedObjective forwards to its base (a subclass that overrides the method
-    # does not: its own override is judged).
-    while isinstance(inner, RegularizedObjective) and owner_of(inner) is RegularizedObjective:
-        inner = inner.base
-    mro = type(inner).__mro__
-    owner = owner_of(inner)
+    inner = forwarded_to_base(objective, "clipped_grad_sums")
+    owner = defining_class(inner, "clipped_grad_sums")
     if owner is None or owner is SaddleObjective:
         return objective.clipped_grad_sums
-    declares = next((klass for klass in mro if "exact_clipped_sums" in vars(klass)), None)
+    declares = defining_class(inner, "exact_clipped_sums")
     if (getattr(inner, "exact_clipped_sums", False) is True and declares is not None
             and issubclass(declares, owner)):
         return objective.clipped_grad_sums
@@ -597,10 +604,9 @@ def certifies_constants(objective):
         return False
     if "certified_constants" in getattr(objective, "__dict__", {}):
         return True  # set on the instance: it vouches for the instance's methods
-    mro = type(objective).__mro__
-    declares = next(klass for klass in mro if "certified_constants" in vars(klass))
+    declares = defining_class(objective, "certified_constants")
     for name in _VOUCHED:
-        owner = next((klass for klass in mro if name in vars(klass)), None)
+        owner = defining_class(objective, name)
         if owner is not None and not issubclass(declares, owner):
             return False
     return True

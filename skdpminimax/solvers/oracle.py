@@ -23,7 +23,9 @@ from threadpoolctl import threadpool_limits
 from skdpminimax.objectives.base import (
     RegularizedObjective,
     SaddleObjective,
+    defining_class,
     engine_clipped_sums,
+    forwarded_to_base,
     is_users,
     prepare_data,
     quiet_after_the_spend,
@@ -166,20 +168,9 @@ def _writes_for_vectors(objective):
     an inherited ``typical_dual_clips`` (written for one scalar, say) keeps the
     scalar clip, with a warning: a vector it does not index by coordinate would clip
     the wrong rows."""
-    def owner_of(obj, name):
-        return next(klass for klass in type(obj).__mro__ if name in vars(klass))
-
-    # A RegularizedObjective forwards both to its base (unless a subclass overrides one)
-    while isinstance(objective, RegularizedObjective) and all(
-            owner_of(objective, name) is RegularizedObjective
-            for name in ("typical_dual_clips", "clipped_grad_sums")):
-        objective = objective.base
-    mro = type(objective).__mro__
-
-    def owner(name):
-        return next(klass for klass in mro if name in vars(klass))
-
-    declares, clips = owner("typical_dual_clips"), owner("clipped_grad_sums")
+    objective = forwarded_to_base(objective, "typical_dual_clips", "clipped_grad_sums")
+    declares = defining_class(objective, "typical_dual_clips")
+    clips = defining_class(objective, "clipped_grad_sums")
     if declares is SaddleObjective or issubclass(declares, clips):
         return True
     warnings.warn(

@@ -474,7 +474,7 @@ class OutputPerturbation(_OutputPerturbationBase):
         init = _public_start(objective, init, rng)
         sigma = calibration.noise_multiplier * sens
         mu_w, mu_v = objective.strong_convexity()
-        dim = objective.init_params()[0].size
+        dim = np.size(init[0])
         loose = noise_drowns_the_set(sigma / math.sqrt(mu_w), dim, objective.primal_set)
         warn_if_target_covers_the_sets(objective, target)
         w, v, diagnostics = certified_solve(self._base(), objective, data, target, init,
