@@ -229,12 +229,21 @@ def epsilon_lower_bound(scores_in, scores_out, *, delta, confidence=0.95, n_sele
     delta : float
         Claimed delta.
     confidence : float, default=0.95
-    n_selection : int or None
+        Probability with which the bound holds.
+    n_selection : int or None, default=None
         Runs per sample used for selection; ``None`` uses half.
+    epsilon_claimed : float, default=nan
+        The claim the bound is compared with (kept in the result, for
+        ``violates_claim``).
+    n_runs : int or None, default=None
+        Runs per data set to record in the result; ``None``: the number of scores.
+    neighboring_relation : {"replace-one", "add/remove-one"}, default="replace-one"
+        The relation of the two data sets, recorded in the result.
 
     Returns
     -------
     AuditResult
+        The bounds, the test chosen and its counts.
     """
     scores_in = np.asarray(scores_in, float).ravel()
     scores_out = np.asarray(scores_out, float).ravel()
@@ -460,16 +469,16 @@ def audit_estimator(estimator, *, epsilon, delta=1e-5, n_runs=200, X=None, y=Non
         The claimed delta (enters the bound).
     n_runs : int, default=200
         Training runs per data set (``2 * n_runs`` fits).
-    X, y : array-like (``X`` also sparse) or None
+    X, y : array-like (``X`` also sparse) or None, default=None
         The data set ``D`` (a sparse ``X`` is audited as the same data dense).
         ``None``: ten rows at the origin with labels 0/1 (or 0 for regressors), where
         the canary's influence is all the signal.
-    canary : tuple or None
+    canary : tuple or None, default=None
         ``(x, y)`` or ``(x, y, y_replacement)``. ``None``: a row at the
         ``data_norm`` bound (or the largest row norm) in the direction the data
         use least, labelled against the data there, so that its clipped gradient is
         at the clip bound; its replacement has the opposite label.
-    random_state : int, Generator or None
+    random_state : int, Generator or None, default=None
         Seeds the per-run seeds and the run order.
     confidence : float, default=0.95
         Joint confidence of the Clopper-Pearson bounds.

@@ -93,7 +93,35 @@ MAX_DATA_NORM = 1e150
 
 
 # Docstring entries every estimator has in the same words (one text each, here).
-_SHARED_PARAMETER_DOCS = """    composition : {"pld", "basic"}, default="pld"
+_SHARED_PARAMETER_DOCS = """    random_state : int, Generator, RandomState or None, default=None
+        Seeds the single ``numpy.random.Generator`` used by the fit. The privacy
+        guarantee is over secret, fresh randomness: leave it ``None`` for a release.
+        A fixed seed makes fits reproducible (for experiments) and gives every fit
+        with it the same noise, so such fits' budgets do not compose. The fitted
+        estimator keeps this parameter (``get_params()``, pickles): whoever knows the
+        seed, or holds a ``Generator`` / ``RandomState`` passed here (its state
+        replays the draws), can rerun the fit on candidate data sets and see which
+        reproduces the model exactly. A private fit given a ``Generator`` or
+        ``RandomState`` therefore warns (``PrivacyLeakWarning``); an int does not (it
+        is how experiments, the examples and the tests are made reproducible), but
+        the same caveat holds: leave ``None`` for a model you release.
+    n_samples_budget : float in (0, 1), int >= 1 or "public", default=0.05
+        Under add/remove-one neighbours (Poisson sampling, the default) the number
+        of examples is private, and the solver plans its sampling rate and number of
+        steps on a released size: a private count with ``n_samples_budget`` times
+        the epsilon left after the class ratio's or group counts' share (its error is
+        about ``1 / (n_samples_budget * epsilon)`` rows: at the default 5% and
+        epsilon = 1 about 20, a few percent of
+        a few hundred rows; the earlier default, 1%, left small data sets planning on
+        sizes far off, docs/benchmarks.md). An int is a public size to plan on (for
+        example a published data set's size), the same whichever neighbour is fitted:
+        nothing is spent and the plan does not depend on the data (a fit warns when
+        ``len(X)`` is more than ten times as far from it: a typo). ``"public"`` plans
+        on ``len(X)``, which the released plan (``planning_size_``, ``n_iter_``)
+        then reveals: the add/remove-one guarantee holds only among data sets of that
+        size, so such a fit warns (``PrivacyLeakWarning``). Unused under replace-one
+        solvers, where both neighbours have the same size.
+    composition : {"pld", "basic"}, default="pld"
         How the fit's own releases share its ``(epsilon, delta)``. ``"pld"``: the
         class ratio or group counts (pure-DP counts) and the ``composed_with``
         releases are composed with the training in one privacy-loss distribution, and
@@ -125,34 +153,6 @@ _SHARED_PARAMETER_DOCS = """    composition : {"pld", "basic"}, default="pld"
         ``DPStandardScaler`` fitted just before; none on a prepaid ledger, whose
         search charges each fit its whole epsilon); with none, the fit spends
         ``(epsilon, delta)`` as without it.
-    n_samples_budget : float in (0, 1), int >= 1 or "public", default=0.05
-        Under add/remove-one neighbours (Poisson sampling, the default) the number
-        of examples is private, and the solver plans its sampling rate and number of
-        steps on a released size: a private count with ``n_samples_budget`` times
-        the epsilon left after the class ratio's or group counts' share (its error is
-        about ``1 / (n_samples_budget * epsilon)`` rows: at the default 5% and
-        epsilon = 1 about 20, a few percent of
-        a few hundred rows; the earlier default, 1%, left small data sets planning on
-        sizes far off, docs/benchmarks.md). An int is a public size to plan on (for
-        example a published data set's size), the same whichever neighbour is fitted:
-        nothing is spent and the plan does not depend on the data (a fit warns when
-        ``len(X)`` is more than ten times as far from it: a typo). ``"public"`` plans
-        on ``len(X)``, which the released plan (``planning_size_``, ``n_iter_``)
-        then reveals: the add/remove-one guarantee holds only among data sets of that
-        size, so such a fit warns (``PrivacyLeakWarning``). Unused under replace-one
-        solvers, where both neighbours have the same size.
-    random_state : int, Generator, RandomState or None, default=None
-        Seeds the single ``numpy.random.Generator`` used by the fit. The privacy
-        guarantee is over secret, fresh randomness: leave it ``None`` for a release.
-        A fixed seed makes fits reproducible (for experiments) and gives every fit
-        with it the same noise, so such fits' budgets do not compose. The fitted
-        estimator keeps this parameter (``get_params()``, pickles): whoever knows the
-        seed, or holds a ``Generator`` / ``RandomState`` passed here (its state
-        replays the draws), can rerun the fit on candidate data sets and see which
-        reproduces the model exactly. A private fit given a ``Generator`` or
-        ``RandomState`` therefore warns (``PrivacyLeakWarning``); an int does not (it
-        is how experiments, the examples and the tests are made reproducible), but
-        the same caveat holds: leave ``None`` for a model you release.
 """
 
 
@@ -785,6 +785,16 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
 
         A name (the default ``"sgda"``) has no parameters of its own: the error names
         the object it stands for, whose settings can then be tuned.
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters, and ``solver__<name>`` for a solver object's.
+
+        Returns
+        -------
+        self : estimator instance
+            The estimator.
         """
         nested = sorted(key for key in params if key.startswith("solver__"))
         solver = params.get("solver", getattr(self, "solver", None))

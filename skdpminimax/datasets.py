@@ -65,6 +65,7 @@ def read_idx(path):
     Parameters
     ----------
     path : str or Path
+        The file; a ``.gz`` suffix is read through gzip.
 
     Returns
     -------
@@ -92,7 +93,7 @@ def read_idx(path):
 
 
 def load_ijcnn1(data_dir=None, *, test_size=0.2, random_state=0):
-    """ijcnn1 as in Yang et al. (2022): a random 80/20 split of the LIBSVM training file.
+    """Load ijcnn1 as in Yang et al. (2022): a random 80/20 split of the LIBSVM training file.
 
     Features are returned as distributed by LIBSVM (already scaled to ``[-1, 1]``
     by its maintainers, a public transformation; every row has ``||x|| <= 2``).
@@ -101,7 +102,7 @@ def load_ijcnn1(data_dir=None, *, test_size=0.2, random_state=0):
 
     Parameters
     ----------
-    data_dir : str, Path or None
+    data_dir : str, Path or None, default=None
         Directory holding ``ijcnn1/ijcnn1.bz2`` (None: :func:`default_data_dir`).
     test_size : float, default=0.2
         Fraction of the rows in the test split, in ``(0, 1)``.
@@ -135,10 +136,11 @@ def load_mnist_binary(data_dir=None, name="mnist", *, positive_classes=None, sta
 
     Parameters
     ----------
-    data_dir : str, Path or None
+    data_dir : str, Path or None, default=None
         Directory holding ``<name>/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz``.
-    name : {"mnist", "fashion-mnist"}
-    positive_classes : sequence of int or None
+    name : {"mnist", "fashion-mnist"}, default="mnist"
+        Which data set.
+    positive_classes : sequence of int or None, default=None
         Classes of the positive group (a non-empty proper subset of 0..9). None: five
         classes drawn at random with ``random_state`` (the paper's partition is not
         published).
@@ -150,6 +152,7 @@ def load_mnist_binary(data_dir=None, name="mnist", *, positive_classes=None, sta
         paper but is a **non-private** preprocessing step (it reads the private
         training set); None keeps ``[0, 1]``.
     random_state : int, default=0
+        Seed of the drawn ``positive_classes`` (unused when they are given).
 
     Returns
     -------

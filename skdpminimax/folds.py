@@ -94,7 +94,22 @@ class IndependentFolds(BaseCrossValidator):
             yield np.flatnonzero(fold != k), np.flatnonzero(fold == k)
 
     def get_n_splits(self, X=None, y=None, groups=None):
-        """Return the number of splitting iterations (``n_splits``)."""
+        """Return the number of splitting iterations (``n_splits``).
+
+        Parameters
+        ----------
+        X : object, default=None
+            Ignored; present for API consistency.
+        y : object, default=None
+            Ignored; present for API consistency.
+        groups : object, default=None
+            Ignored; present for API consistency.
+
+        Returns
+        -------
+        n_splits : int
+            The number of folds.
+        """
         return self.n_splits
 
     def _iter_test_indices(self, X=None, y=None, groups=None):  # split is overridden

@@ -187,14 +187,16 @@ def duality_gap(objective, data, w, v, *, tol=1e-8, max_iter=10_000):
         Training data (empirical gap) or held-out data (population plug-in; it
         over-estimates the population gap in expectation).
     w, v : ndarray
-    tol : float
+        The primal and dual point.
+    tol : float, default=1e-8
         Target width of each inner interval.
-    max_iter : int
+    max_iter : int, default=10000
         Inner iterations per value; the interval stays valid if it is reached.
 
     Returns
     -------
     GapInterval
+        Certified lower and upper bounds on the gap.
     """
     _check_convex_concave(objective)
     ((w, v),) = _as_points([(w, v)], objective)
@@ -239,12 +241,16 @@ def group_metric(metric, y_true, y_pred, *, sensitive_features):
     Parameters
     ----------
     metric : callable ``(y_true, y_pred) -> float``
+        The metric computed on each group's rows.
     y_true, y_pred : array-like of shape (n_samples, ...)
+        True and predicted values.
     sensitive_features : array-like of shape (n_samples,) or (n_samples, n_attrs)
+        Group membership (several attributes: one group per combination).
 
     Returns
     -------
     values : dict
+        ``{group label: metric value}``.
     """
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     if y_true.shape[0] != y_pred.shape[0]:

@@ -319,7 +319,7 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         ----------
         X : array-like of shape (n_samples, n_features)
             The private rows (finite values).
-        y : None
+        y : None, default=None
             Ignored.
 
         Returns

@@ -1197,19 +1197,65 @@ class PrivateSearchCV(LedgerGuardMixin, MetaEstimatorMixin, BaseEstimator):
 
     @available_if(_search_has("predict"))
     def predict(self, X):
-        """Predict with the best estimator."""
+        """Predict with the best estimator.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The best estimator's predictions.
+        """
         return self.search_.predict(X)
 
     @available_if(_search_has("decision_function"))
     def decision_function(self, X):
-        """Decision function of the best estimator."""
+        """Compute the decision function of the best estimator.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        scores : ndarray
+            The best estimator's ``decision_function``.
+        """
         return self.search_.decision_function(X)
 
     @available_if(_search_has("predict_proba"))
     def predict_proba(self, X):
-        """Class probabilities from the best estimator."""
+        """Compute class probabilities with the best estimator.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            The best estimator's ``predict_proba``.
+        """
         return self.search_.predict_proba(X)
 
     def score(self, X, y=None):
-        """Score of the best estimator with the search's scorer."""
+        """Score the best estimator with the search's scorer.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Test rows.
+        y : array-like of shape (n_samples,), default=None
+            True labels or targets.
+
+        Returns
+        -------
+        score : float
+            The search's scorer of the best estimator on ``(X, y)``.
+        """
         return self.search_.score(X, y)

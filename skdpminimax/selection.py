@@ -114,6 +114,18 @@ class ExponentialSelection:
         return (pairs / np.maximum(self.test_sizes - 1.0, 1.0)).sum(axis=1)
 
     def __call__(self, cv_results):
+        """Return the index of the chosen candidate (the search's ``best_index_``).
+
+        Parameters
+        ----------
+        cv_results : dict
+            The search's ``cv_results_``: ``split<k>_test_score`` of every fold.
+
+        Returns
+        -------
+        int
+            A candidate drawn by the exponential mechanism on :meth:`utilities`.
+        """
         mechanism = Exponential(epsilon=self.epsilon, sensitivity=1.0,
                                 utility=[float(u) for u in self.utilities(cv_results)],
                                 random_state=np.random.RandomState(self.rng.integers(2**32)))
@@ -143,6 +155,24 @@ class OneClassFoldAUC:
     """
 
     def __call__(self, estimator, X, y, **kwargs):
+        """Return the fold's AUC, or 0 if ``y`` has one class.
+
+        Parameters
+        ----------
+        estimator : estimator
+            The fitted candidate.
+        X : array-like of shape (n_samples, n_features)
+            The validation rows.
+        y : array-like of shape (n_samples,)
+            Their binary labels.
+        **kwargs : dict
+            Passed to scikit-learn's ``"roc_auc"`` scorer.
+
+        Returns
+        -------
+        float
+            The ROC AUC of the estimator's scores.
+        """
         if np.unique(np.asarray(y)).size < 2:
             return 0.0
         return get_scorer("roc_auc")(estimator, X, y, **kwargs)
@@ -159,10 +189,12 @@ def fold_pair_counts(y, folds):
     y : array-like of shape (n_samples,)
         Binary targets (two distinct values).
     folds : sequence of (train, test) index arrays
+        The search's folds; only the validation indices are read.
 
     Returns
     -------
     list of int
+        ``n_k^+ n_k^-`` per fold, in the order of ``folds``.
     """
     y = np.asarray(y)
     classes = np.unique(y)

@@ -17,12 +17,15 @@ class Reals:
     """
 
     def project(self, x):
+        """Return the Euclidean projection of ``x`` on the set."""
         return x
 
     def diameter(self, dim=None):
+        """Return the set's diameter (``dim``: the dimension, for sets defined per coordinate)."""
         return np.inf
 
     def radius(self, dim=None):
+        """Return the largest norm of a point of the set (``dim`` as in :meth:`diameter`)."""
         return np.inf
 
     def __repr__(self):
@@ -39,6 +42,7 @@ class L2Ball:
         self.center = None if center is None else np.asarray(center, dtype=float)
 
     def project(self, x):
+        """Return the Euclidean projection of ``x`` on the set."""
         if self.center is None:  # the common case, without the centring arithmetic
             norm = np.sqrt(x @ x)
             return x if norm <= self.radius_ else x * (self.radius_ / norm)
@@ -49,6 +53,7 @@ class L2Ball:
         return self.center + d * (self.radius_ / norm)
 
     def diameter(self, dim=None):
+        """Return the set's diameter (``dim``: the dimension, for sets defined per coordinate)."""
         return 2.0 * self.radius_
 
     def radius(self, dim=None):
@@ -70,6 +75,7 @@ class Box:
             raise ValueError("Box needs low <= high.")
 
     def project(self, x):
+        """Return the Euclidean projection of ``x`` on the set."""
         return np.minimum(np.maximum(x, self.low), self.high)
 
     def _extent(self, dim):
@@ -80,10 +86,12 @@ class Box:
         return low, high
 
     def diameter(self, dim=None):
+        """Return the set's diameter (``dim``: the dimension, for sets defined per coordinate)."""
         low, high = self._extent(dim)
         return float(np.linalg.norm(high - low))
 
     def radius(self, dim=None):
+        """Return the largest norm of a point of the set (``dim`` as in :meth:`diameter`)."""
         low, high = self._extent(dim)
         return float(np.linalg.norm(np.maximum(np.abs(low), np.abs(high))))
 
@@ -95,6 +103,7 @@ class Simplex:
     """The probability simplex ``{q >= 0, sum(q) = 1}`` (sort-based projection)."""
 
     def project(self, x):
+        """Return the Euclidean projection of ``x`` on the set."""
         u = np.sort(x)[::-1]
         css = np.cumsum(u) - 1.0
         k = np.arange(1, len(x) + 1)
@@ -109,9 +118,11 @@ class Simplex:
         return np.maximum(x - theta, 0.0)
 
     def diameter(self, dim=None):
+        """Return the set's diameter (``dim``: the dimension, for sets defined per coordinate)."""
         return float(np.sqrt(2.0))
 
     def radius(self, dim=None):
+        """Return the largest norm of a point of the set (``dim`` as in :meth:`diameter`)."""
         return 1.0
 
     def __repr__(self):
@@ -137,6 +148,7 @@ class ProductSet:
         self.dim = start
 
     def project(self, x):
+        """Return the Euclidean projection of ``x`` on the set."""
         out = x.copy()
         for sl, (_, s) in zip(self.slices, self.parts):
             out[sl] = s.project(x[sl])
@@ -149,9 +161,11 @@ class ProductSet:
         return float(np.sqrt(total))
 
     def diameter(self, dim=None):
+        """Return the set's diameter (``dim``: the dimension, for sets defined per coordinate)."""
         return self._measure("diameter")
 
     def radius(self, dim=None):
+        """Return the largest norm of a point of the set (``dim`` as in :meth:`diameter`)."""
         return self._measure("radius")
 
     def __repr__(self):

@@ -233,12 +233,14 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training rows, clipped to ``data_norm``.
         y : array-like of shape (n_samples,)
             Binary labels; the greater label (``classes_[1]``) is positive.
 
         Returns
         -------
         self : DPAUCMaximizer
+            The fitted estimator.
         """
         return self._fit(X, y)
 
@@ -314,15 +316,18 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
 
     # ---- prediction ----------------------------------------------------------
     def decision_function(self, X):
-        """Scores ``h(scorer_params_; X) + intercept_``; higher means more likely positive.
+        """Score rows: ``h(scorer_params_; X) + intercept_``, higher for positives.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to score.
 
         Returns
         -------
         scores : ndarray of shape (n_samples,)
+            The ranking the fit optimises, positive above the midpoint of the
+            class means.
         """
         X = self._prediction_input(X)
         return self.objective_.scorer.scores(self.scorer_params_, X) + self.intercept_[0]
@@ -339,10 +344,12 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to classify.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            Labels from ``classes_``.
         """
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(int)]

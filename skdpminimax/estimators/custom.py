@@ -66,7 +66,9 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         radii, label bounds, regularisation). They must not be computed from the
         training data, or the fit is not private.
     epsilon : float, default=1.0
+        Privacy budget of one ``fit`` (``np.inf``: not private).
     delta : float, default=1e-5
+        Privacy parameter delta in [1e-100, 1); choose it well below ``1 / n_samples``.
     data_norm : float or None, default=None
         Public bound on the row norm of ``X`` (rows clipped); ``None``: from the data
         with a :class:`PrivacyLeakWarning`.
@@ -77,6 +79,9 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         Where it defines ``typical_solution_norm()``, pass
         ``NoisySGDA(step_size="scaled", n_epochs="auto")`` to size the steps from it.
     accountant : BudgetAccountant or None, default=None
+        Ledger every fit spends on; ``None`` uses diffprivlib's default accountant.
+        One accountant is shared by all clones (grid search, cross-validation).
+    {shared_parameters}
     task : {"classification", "regression"} or None, default=None
         What scikit-learn should take the estimator for. ``"classification"``: a
         classifier. ``classes_`` holds the sorted labels of ``y`` (any type); the
@@ -88,7 +93,6 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         refused before anything is spent. ``"regression"``: a regressor; ``y`` reaches
         the objective as numbers, as with ``None``, and ``score`` is R^2. ``None``:
         neither, and no ``score`` (pass a callable scorer to searches).
-    {shared_parameters}
 
     Attributes
     ----------
@@ -171,7 +175,8 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or None
+            Training rows (dense), clipped to ``data_norm``.
+        y : array-like of shape (n_samples,), default=None
             Passed to the objective as ``data.y``, converted to float64 (``None``
             if not given; class codes ``0..K-1`` for ``task="classification"``),
             after the objective's ``check_data``.
@@ -182,6 +187,7 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         Returns
         -------
         self : DPSaddleEstimator
+            The fitted estimator.
         """
         y_given = y is not None
         if y is None:  # the shared pipeline validates (X, y) together
@@ -251,8 +257,19 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     # ---- optional prediction, delegated to the objective -----------------------
     @available_if(_objective_has("predict"))
     def predict(self, X):
-        """``objective_.predict(coef_, X)``; class codes mapped to ``classes_`` for
-        ``task="classification"``."""
+        """Predict with ``objective_.predict(coef_, X)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The objective's predictions; with ``task="classification"`` its class
+            codes mapped to ``classes_``.
+        """
         X = self._prediction_input(X, "objective_")
         pred = self.objective_.predict(self.coef_, X)
         if self.task == "classification":
@@ -269,15 +286,36 @@ class DPSaddleEstimator(DPMinimaxEstimator):
 
     @available_if(_objective_has("decision_function"))
     def decision_function(self, X):
-        """``objective_.decision_function(coef_, X)``."""
+        """Score rows with ``objective_.decision_function(coef_, X)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        scores : ndarray
+            What the objective's ``decision_function`` returns.
+        """
         X = self._prediction_input(X, "objective_")
         return self.objective_.decision_function(self.coef_, X)
 
     @available_if(_objective_has("predict_proba"))
     def predict_proba(self, X):
-        """``objective_.predict_proba(coef_, X)``: one column per class of ``classes_``
-        (for ``task="classification"``, which scorers such as ``"roc_auc_ovr"`` and
-        ``"neg_log_loss"`` need)."""
+        """Compute class probabilities with ``objective_.predict_proba(coef_, X)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            One column per class of ``classes_`` (for ``task="classification"``,
+            which scorers such as ``"roc_auc_ovr"`` and ``"neg_log_loss"`` need).
+        """
         X = self._prediction_input(X, "objective_")
         return self.objective_.predict_proba(self.coef_, X)
 
@@ -289,13 +327,16 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Test rows.
         y : array-like of shape (n_samples,)
+            True labels or targets.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the score (not of the fit).
 
         Returns
         -------
         score : float
+            Accuracy or R^2.
         """
         metric = accuracy_score if self.task == "classification" else r2_score
         return float(metric(y, self.predict(X), sample_weight=sample_weight))

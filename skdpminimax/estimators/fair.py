@@ -56,7 +56,9 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     Parameters
     ----------
     epsilon : float, default=1.0
+        Privacy budget of one ``fit`` (``np.inf``: not private).
     delta : float, default=1e-5
+        Privacy parameter delta in [1e-100, 1); choose it well below ``1 / n_samples``.
     constraint : {"minimax_loss", "demographic_parity"}, default="minimax_loss"
     bounds : (float, float) or None, default=None
         Public range of ``y`` (a pair: tuple, list or array, within +-1e150); targets
@@ -101,6 +103,7 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         R^2 0.22 against 0.40 with the true ratios given; the minimax loss moves
         little). Give the frequencies where they are public.
     group_ratios_budget : float, default=0.05
+        Fraction of ``epsilon`` spent on the group counts when ``group_ratios`` is None.
     fit_intercept : bool, default=True
         Fit ``intercept_``. ``False``: the model passes through the origin,
         ``h(x) = coef_ @ x`` with ``intercept_ = 0`` (as
@@ -138,6 +141,8 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         validation), and clips its primal at ``clip_w="scaled"`` instead of 1, which
         kept the model from following the multipliers.
     accountant : BudgetAccountant or None, default=None
+        Ledger every fit spends on; ``None`` uses diffprivlib's default accountant.
+        One accountant is shared by all clones (grid search, cross-validation).
     {shared_parameters}
 
     Attributes
@@ -219,14 +224,17 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training rows, clipped to ``data_norm``.
         y : array-like of shape (n_samples,)
-        sensitive_features : array-like of shape (n_samples,) or (n_samples, n_attrs)
+            Targets, clipped to ``bounds``.
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, n_attrs), default=None
             Group membership. ``None``: one group (plain private least squares).
             {group_labels}
 
         Returns
         -------
         self : DPGroupFairRegressor
+            The fitted estimator.
         """
         return self._fit(X, y, sensitive_features=sensitive_features)
 
@@ -364,15 +372,17 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
                 "raise group_ratios_budget.", UserWarning)
 
     def predict(self, X):
-        """Prediction ``X @ coef_ + intercept_``, clipped to ``bounds_`` by default.
+        """Predict ``X @ coef_ + intercept_``, clipped to ``bounds_`` by default.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to predict.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            Predictions in the units of ``y``.
         """
         X = self._prediction_input(X)
         y_pred = X @ self.coef_ + self.intercept_

@@ -63,6 +63,8 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     group_ratios_budget : float, default=0.05
         Fraction of ``epsilon`` spent on the group counts when ``group_ratios`` is None.
     fit_intercept : bool, default=True
+        Fit ``intercept_`` (one per output, in the ``radius`` ball with the
+        coefficients); ``False``: ``intercept_`` is 0.
     solver : str or solver object, default="sgda"
         A registered solver name or an object with ``calibrate`` and ``solve``.
         ``"sgda"`` uses the group defaults (see Notes, *Clipping the dual*).
@@ -189,7 +191,9 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training rows, clipped to ``data_norm``.
         y : array-like of shape (n_samples,)
+            Class labels (two or more classes).
         sensitive_features : array-like of shape (n_samples,) or (n_samples, n_attrs), default=None
             Group membership; ``None`` uses the class labels as groups.
             {group_labels}
@@ -197,6 +201,7 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         Returns
         -------
         self : DPRobustClassifier
+            The fitted estimator.
         """
         return self._fit(X, y, sensitive_features=sensitive_features)
 
@@ -229,13 +234,36 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
 
     # ---- prediction ----------------------------------------------------------
     def decision_function(self, X):
-        """Scores: shape ``(n_samples,)`` for two classes, else ``(n_samples, n_classes)``."""
+        """Compute the scores ``X @ coef_.T + intercept_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            One score per row for two classes (positive for ``classes_[1]``), else
+            one per class.
+        """
         X = self._prediction_input(X)
         scores = X @ self.coef_.T + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict_proba(self, X):
-        """Class probabilities (sigmoid / softmax of the scores)."""
+        """Compute class probabilities (sigmoid / softmax of the scores).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probability of each class in ``classes_``.
+        """
         scores = self.decision_function(X)
         if scores.ndim == 1:
             p = expit(scores)
@@ -243,12 +271,34 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         return softmax(scores, axis=1)
 
     def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`."""
+        """Compute the logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probability of each class in ``classes_``.
+        """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
     def predict(self, X):
-        """Most probable class."""
+        """Predict the most probable class.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to classify.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+        """
         scores = self.decision_function(X)
         idx = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
         return self.classes_[idx]

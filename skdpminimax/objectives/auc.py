@@ -37,6 +37,7 @@ class SquareLossAUC(SaddleObjective):
     Parameters
     ----------
     n_features : int
+        Number of features of ``X``.
     pos_ratio : float in (0, 1)
         Public (or privately estimated) probability of the positive class.
     data_norm : float
@@ -45,7 +46,9 @@ class SquareLossAUC(SaddleObjective):
         Radius of the L2 ball for the scorer's parameters.
     l2_reg : float, default=0
         ``lambda``: weight of ``lambda/2 ||w||^2`` on the whole primal block.
-    scorer : scorer object, default=LinearScorer()
+    scorer : scorer object or None, default=None
+        The model ``h`` (:mod:`skdpminimax.objectives.scorers`); ``None`` uses
+        ``LinearScorer()``.
     """
 
     @property

@@ -164,14 +164,14 @@ class SaddleData:
     ----------
     X : ndarray of shape (n_samples, n_features)
         Features, rows already clipped to the declared ``data_norm``.
-    y : ndarray of shape (n_samples,), optional
+    y : ndarray of shape (n_samples,), default=None
         Targets in the encoding the objective expects.
-    groups : ndarray of shape (n_samples,), optional
+    groups : ndarray of shape (n_samples,), default=None
         Integer group codes in ``[0, n_groups)``.
-    aux : ndarray of shape (n_samples, k), optional
+    aux : ndarray of shape (n_samples, k), default=None
         Per-example constants an objective precomputes once per fit
         (:meth:`SaddleObjective.prepare`), gathered with the batch.
-    public_size : int, optional
+    public_size : int, default=None
         The size solvers plan on (sampling rate, number of steps) when it may not be
         the number of rows: under add/remove-one neighbours the true size is private
         (see :mod:`skdpminimax.base`). ``None``: plan on ``n_samples``.
@@ -196,7 +196,7 @@ class SaddleData:
         return self.n_samples if self.public_size is None else self.public_size
 
     def take(self, idx):
-        """Rows ``idx`` (``None`` means all rows)."""
+        """Return the rows ``idx`` (``None`` means all rows)."""
         if idx is None:
             return self
         return SaddleData(
@@ -264,7 +264,7 @@ class SaddleObjective(ABC):
 
     @abstractmethod
     def per_example_grads(self, w, v, data):
-        """Gradients of ``f(w, v; z_i)``: arrays of shape ``(m, dim w)`` and ``(m, dim v)``."""
+        """Compute the gradients of ``f(w, v; z_i)``: shapes ``(m, dim w)``, ``(m, dim v)``."""
 
     @abstractmethod
     def lipschitz(self):
@@ -398,7 +398,7 @@ class SaddleObjective(ABC):
         return gw.mean(axis=0) + rw, gv.mean(axis=0) + rv
 
     def clipped_grad_sums(self, w, v, data, clip_w, clip_v):
-        """Sums over ``data`` of per-example gradients clipped per block.
+        """Sum the per-example gradients over ``data``, clipped per block.
 
         Override when the per-example gradients have structure that makes their
         norms cheaper than materialising them (e.g. rank-one layers), and declare
@@ -411,7 +411,8 @@ class SaddleObjective(ABC):
         return clipped_sum(gw, clip_w), clipped_sum(gv, clip_v)
 
     def regularized(self, lam_w, lam_v=None, center_w=None, center_v=None):
-        """This objective plus ``lam_w/2 ||w - center_w||^2 - lam_v/2 ||v - center_v||^2``."""
+        """Return this objective plus
+        ``lam_w/2 ||w - center_w||^2 - lam_v/2 ||v - center_v||^2``."""
         return RegularizedObjective(self, lam_w, lam_w if lam_v is None else lam_v,
                                     center_w, center_v)
 

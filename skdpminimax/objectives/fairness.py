@@ -42,10 +42,13 @@ class DemographicParityRegression(SaddleObjective):
     Parameters
     ----------
     n_features : int
+        Number of features of ``X``.
     group_ratios : array-like of shape (n_groups,)
         Public or privately released group frequencies.
     data_norm : float
+        Public bound on ``||x||`` (rows are clipped to it).
     radius : float
+        Radius of the L2 ball holding ``w`` (coefficients and intercept).
     bounds : (float, float)
         Public range of ``y`` (targets are clipped to it).
     tolerance : float, default=0.0
@@ -55,7 +58,9 @@ class DemographicParityRegression(SaddleObjective):
     dual_reg : float, default=0
         ``nu``: strong concavity in the multipliers.
     l2_reg : float, default=0
+        ``alpha``: strong convexity in ``w``.
     fit_intercept : bool, default=True
+        Whether ``w`` holds an intercept.
 
     Notes
     -----

@@ -67,6 +67,7 @@ class GroupDRO(SaddleObjective):
     Parameters
     ----------
     n_features : int
+        Number of features of ``X``.
     loss : LogisticLoss, MultinomialLoss or SquaredLoss
         From :mod:`skdpminimax.objectives.losses`.
     group_ratios : array-like of shape (n_groups,)
@@ -80,6 +81,10 @@ class GroupDRO(SaddleObjective):
     l2_reg : float, default=0
         ``alpha``: strong convexity in ``w``.
     fit_intercept : bool, default=True
+        Whether ``w`` holds one intercept per output.
+    dual_center : {"uniform", "ratios"}, default="uniform"
+        ``q_0``, the point ``dual_reg`` pulls ``q`` towards: uniform ``1 / K``, or
+        ``group_ratios``.
 
     Notes
     -----

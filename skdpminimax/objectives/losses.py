@@ -48,15 +48,19 @@ class LogisticLoss:
         check_plus_minus_one(y, "LogisticLoss")
 
     def values(self, Z, y):
+        """Return the per-example losses, shape ``(m,)``, at scores ``Z``."""
         return np.logaddexp(0.0, -y * Z[:, 0])
 
     def score_grads(self, Z, y):
+        """Return ``d loss / d Z`` per example, the shape of ``Z``."""
         return (-y * expit(-y * Z[:, 0]))[:, None]
 
     def value_bound(self, H):
+        """Return a bound on the loss where every score is bounded by ``H`` (public)."""
         return float(np.logaddexp(0.0, H))
 
     def grad_bound(self, H):
+        """Return a bound on ``||d loss / d Z||`` where every score is bounded by ``H``."""
         return 1.0
 
 
@@ -77,18 +81,22 @@ class MultinomialLoss:
                              f"{self.n_outputs}); encode the labels first.")
 
     def values(self, Z, y):
+        """Return the per-example losses, shape ``(m,)``, at scores ``Z``."""
         return -_log_softmax(Z)[np.arange(Z.shape[0]), y.astype(int)]
 
     def score_grads(self, Z, y):
+        """Return ``d loss / d Z`` per example, the shape of ``Z``."""
         P = np.exp(_log_softmax(Z))
         P[np.arange(Z.shape[0]), y.astype(int)] -= 1.0
         return P
 
     def value_bound(self, H):
         # z_j - z_y <= (||W_j|| + ||W_y||) kappa <= sqrt(2) * radius * kappa = sqrt(2) H.
+        """Return a bound on the loss where every score is bounded by ``H`` (public)."""
         return math.log(self.n_outputs) + math.sqrt(2.0) * H
 
     def grad_bound(self, H):
+        """Return a bound on ``||d loss / d Z||`` where every score is bounded by ``H``."""
         return math.sqrt(2.0)  # ||softmax(z) - e_y||
 
 
@@ -119,16 +127,20 @@ class SquaredLoss:
         return Z[:, 0] - np.clip(y, *self.bounds)
 
     def values(self, Z, y):
+        """Return the per-example losses, shape ``(m,)``, at scores ``Z``."""
         return self._residual(Z, y) ** 2
 
     def score_grads(self, Z, y):
+        """Return ``d loss / d Z`` per example, the shape of ``Z``."""
         return (2.0 * self._residual(Z, y))[:, None]
 
     def value_bound(self, H):
+        """Return a bound on the loss where every score is bounded by ``H`` (public)."""
         bound = self.target_bound + H
         return bound * bound  # inf, not OverflowError, for huge public bounds
 
     def grad_bound(self, H):
+        """Return a bound on ``||d loss / d Z||`` where every score is bounded by ``H``."""
         return 2.0 * (self.target_bound + H)
 
 

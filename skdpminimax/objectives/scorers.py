@@ -20,12 +20,15 @@ class LinearScorer:
     """
 
     def n_params(self, n_features):
+        """Return the number of parameters for ``n_features`` features."""
         return int(n_features)
 
     def init_params(self, n_features, rng=None):
+        """Return the data-free initial parameters (zeros for the linear scorer)."""
         return np.zeros(n_features)
 
     def scores(self, theta, X):
+        """Return the scores ``h(theta; x)`` of the rows of ``X``, shape ``(m,)``."""
         return X @ theta
 
     def score_grads(self, theta, X):
@@ -41,9 +44,11 @@ class LinearScorer:
         return np.sqrt(squared_row_norms(X) if sq_x is None else sq_x)
 
     def score_bound(self, data_norm, radius):
+        """Return a bound on ``|h|`` over the ball of ``radius`` (public)."""
         return data_norm * radius
 
     def grad_bound(self, data_norm, radius):
+        """Return a bound on ``||grad_theta h||`` over the ball of ``radius`` (public)."""
         return data_norm
 
 
@@ -62,6 +67,7 @@ class MLPScorer:
     Parameters
     ----------
     hidden_units : int, default=256
+        Width of the hidden layer.
     negative_slope : float, default=0.01
         Slope of the leaky ReLU for negative inputs (PyTorch's default).
     init_scale : float, default=1.0
@@ -95,6 +101,7 @@ class MLPScorer:
         self.init_scale = float(init_scale)
 
     def n_params(self, n_features):
+        """Return the number of parameters for ``n_features`` features."""
         return self.hidden_units * (int(n_features) + 2)
 
     def init_params(self, n_features, rng=None):
@@ -134,6 +141,7 @@ class MLPScorer:
         return self._forward(theta, X)
 
     def scores(self, theta, X, state=None):
+        """Return the scores ``h(theta; x)`` of the rows of ``X``, shape ``(m,)``."""
         W1, b1, w2 = self._unpack(theta, X.shape[1])
         if state is not None:
             return state[0] @ w2
@@ -172,7 +180,9 @@ class MLPScorer:
         return np.sqrt(sq)
 
     def score_bound(self, data_norm, radius):
+        """Return a bound on ``|h|`` over the ball of ``radius`` (public)."""
         return np.inf
 
     def grad_bound(self, data_norm, radius):
+        """Return a bound on ``||grad_theta h||`` over the ball of ``radius`` (public)."""
         return np.inf

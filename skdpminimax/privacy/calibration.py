@@ -123,6 +123,7 @@ class NoiseCalibration:
     composed_with: tuple = ()
 
     def to_dict(self):
+        """Return the fields as a ``dict`` (``dataclasses.asdict``)."""
         return asdict(self)
 
 
@@ -150,12 +151,17 @@ def certified_epsilon(sampler, noise_multiplier, n_steps, delta, accounting="pld
     Parameters
     ----------
     sampler : sampler from :mod:`skdpminimax.privacy.samplers`
+        Fixes the sampling scheme and neighbouring relation the accountant assumes.
     noise_multiplier : float
         Joint multiplier ``z`` of one step (all blocks, whitened).
     n_steps : int
+        Number of steps (each releases every block once, on the same batch).
     delta : float
-    accounting : {'pld', 'rdp'}
-    pld_interval : float
+        The delta at which epsilon is certified.
+    accounting : {'pld', 'rdp'}, default='pld'
+        The accountant; one the sampler admits (``sampler.accountings``), else a
+        ``ValueError``.
+    pld_interval : float, default=1e-4
         PLD discretisation interval (pessimistic rounding keeps the result an upper bound).
     noise_ratios : tuple of float, default=(1.0,)
         Release ``i`` has multiplier ``noise_ratios[i % k] * z`` (``k`` the length;
@@ -163,6 +169,11 @@ def certified_epsilon(sampler, noise_multiplier, n_steps, delta, accounting="pld
     preceding : tuple of DpEvent, default=()
         Other releases composed with the run (PLD and add/remove-one only; see
         :mod:`skdpminimax.privacy.composition`): the epsilon is their composition's.
+
+    Returns
+    -------
+    float
+        The certified epsilon (``inf`` without noise, or if none is certified).
     """
     return _certify(sampler, noise_multiplier, n_steps, delta, accounting, pld_interval,
                     noise_ratios, tuple(preceding))[0]
@@ -475,7 +486,7 @@ def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld
         Number of steps (each releases every block once, on the same batch).
     epsilon, delta : float
         Target budget. ``epsilon=np.inf`` gives multiplier 0 (no noise).
-    accounting : {'pld', 'rdp'}
+    accounting : {'pld', 'rdp'}, default='pld'
         PLD is the tighter; samplers that only admit RDP (without replacement) use it.
         Below ``delta = 1e-12`` (where the PLD's truncated tail mass can exceed delta, and
         at about 1e-15 it certifies nothing) the smaller of the PLD and RDP bounds
@@ -492,6 +503,7 @@ def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld
     Returns
     -------
     NoiseCalibration
+        The multiplier and the accounting record of the run.
     """
     # The estimators pass a checked PrivacyBudget; this is public API too.
     if isinstance(n_steps, bool) or int(n_steps) != n_steps or n_steps < 1:

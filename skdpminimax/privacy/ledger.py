@@ -223,7 +223,7 @@ class PrepaidLedger(BudgetAccountant):
 
     Parameters
     ----------
-    prepaid : iterable of (float, float)
+    prepaid : iterable of (float, float), default=()
         The ``(epsilon, delta)`` budgets of single fits that were charged.
     payer : BudgetAccountant, default=None
         The accountant that was charged: the refitted model of the search is handed

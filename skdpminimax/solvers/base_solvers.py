@@ -136,7 +136,7 @@ class BaseSaddleSolver(BaseEstimator):
     ----------
     step_size : float or "auto"
         Initial step; ``"auto"`` uses ``c / ell`` with ``ell`` the smoothness of the
-        non-quadratic part (1 when unknown) and ``c`` the method's constant.
+        non-quadratic part and ``c`` the method's constant (1.0 when ``ell`` is unknown).
     max_iter : int
         Iterations (epochs for the variance-reduced solver) before giving up.
     check_every : int
@@ -209,6 +209,16 @@ class ProjectedGDA(BaseSaddleSolver):
 
     ``z <- prox(z - eta F(z))``; linear rate ``1 - O(mu^2 / ell^2)`` for SC-SC
     objectives. See the module docstring for the contract.
+
+    Parameters
+    ----------
+    step_size : float or "auto", default="auto"
+        Initial step; ``"auto"`` uses ``0.5 / ell`` with ``ell`` the smoothness of the
+        non-quadratic part (1.0 when ``ell`` is unknown).
+    max_iter : int, default=100000
+        Iterations before giving up (:class:`CertificationError`).
+    check_every : int, default=20
+        Iterations between certificates (each costs one full gradient pass).
     """
 
     _step_constant = 0.5
@@ -226,6 +236,16 @@ class Extragradient(BaseSaddleSolver):
     ``z' = prox(z - eta F(z))``, ``z <- prox(z - eta F(z'))``; linear rate
     ``1 - O(mu / ell)`` for SC-SC objectives with ``eta <= 1/(2 ell)``. It is the
     engine's fallback when a user's base solver returns an uncertified point.
+
+    Parameters
+    ----------
+    step_size : float or "auto", default="auto"
+        Initial step; ``"auto"`` uses ``0.5 / ell`` with ``ell`` the smoothness of the
+        non-quadratic part (1.0 when ``ell`` is unknown).
+    max_iter : int, default=100000
+        Iterations before giving up (:class:`CertificationError`).
+    check_every : int, default=20
+        Iterations between certificates (each costs one full gradient pass).
     """
 
     _step_constant = 0.5
@@ -251,12 +271,16 @@ class SVRGExtragradient(BaseSaddleSolver):
 
     Parameters
     ----------
+    step_size : float or "auto", default="auto"
+        Initial step; ``"auto"`` uses ``0.25 / ell`` with ``ell`` the smoothness of the
+        non-quadratic part (1.0 when ``ell`` is unknown).
+    max_iter : int, default=10000
+        Epochs before giving up (:class:`CertificationError`).
+    check_every : int, default=1
+        Ignored: every epoch is certified.
     batch_size : int or "auto", default="auto"
         ``"auto"`` uses ``ceil(sqrt(n))`` (amortises Python overhead; the epoch
         still has ``sqrt(n)`` steps).
-    step_size, max_iter, check_every
-        As in :class:`BaseSaddleSolver`; ``max_iter`` counts epochs and
-        ``check_every`` is ignored (every epoch is certified).
     """
 
     _parameter_constraints = {

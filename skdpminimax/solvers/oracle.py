@@ -207,8 +207,11 @@ class NoisyGradientOracle:
     Parameters
     ----------
     objective : SaddleObjective
+        The objective whose per-example gradients are clipped.
     data : SaddleData
+        The (prepared) training data.
     sampler : sampler from :mod:`skdpminimax.privacy.samplers`
+        Its normaliser divides the sums and its sensitivity factor scales the noise.
     block_multipliers : (float, float)
         ``(z_w, z_v)`` from :func:`~skdpminimax.privacy.split_noise_multiplier`
         (zeros mean no noise).
@@ -218,6 +221,7 @@ class NoisyGradientOracle:
         Per-example clip norm of the dual block, or one clip per dual coordinate
         (:func:`dual_clips`): the noise is then ``z_v s c_j`` on coordinate ``j``.
     rng : numpy.random.Generator
+        Source of the noise.
     """
 
     def __init__(self, objective, data, sampler, block_multipliers, clip_w, clip_v, rng):
