@@ -19,7 +19,7 @@ release is ``(sum_i u_i, sum_i u_i^2) + N(0, sigma^2 I)``.
   ``c sqrt(1 + min(1, c^2))`` (``sqrt(2) c`` for ``c >= 1``; ``c`` with
   ``with_std=False``, which releases the first sums only). Replace-one: twice that
   (a replacement is a removal and an addition), or ``sqrt(2 kappa) c`` where smaller
-  (``2.150 c`` for ``c >= 1``, ``2 c`` for ``c <= 0.6``; :func:`moment_sensitivity`
+  (``2.150 c`` for ``c >= 1``, ``2 c`` for ``c <= 0.5``; :func:`moment_sensitivity`
   has the proof).
 * ``sigma`` is the analytic Gaussian's (Balle and Wang 2018) for that sensitivity at
   the release's ``(epsilon, delta)``.
@@ -76,8 +76,9 @@ def _replacement_ratio(m):
     ``2 t^2 (1 + s^2) / (s^2 + t^2)``, which grows with ``t``; so the maximum lies on
     ``t = 2 m - s``, ``0 <= s <= 2 m``: a rational function of one variable, maximised
     at ``s = 0`` (the value 2) or at a real root of its derivative's numerator (a
-    polynomial of degree at most 5). ``kappa`` is 2 for ``m`` up to about 0.6 and
-    2.3114 at ``m = 1``."""
+    polynomial of degree at most 5). ``kappa`` is 2 for ``m <= 1/2`` (near ``s = 0`` the
+    ratio is ``2 + 2 s^2 (4 m^2 - 1) / (s^2 + t^2)`` to second order) and 2.3114 at
+    ``m = 1``."""
     s = np.polynomial.Polynomial([0.0, 1.0])
     num = (2.0 * m - s) ** 2 * (1.0 + s ** 2)
     den = s ** 2 + (2.0 * m - s) ** 2
@@ -103,7 +104,7 @@ def moment_sensitivity(row_norm_bound, with_std=True, neighbouring="add_remove")
     row's norm), so each term is at most ``kappa(m) (a_j^2 + b_j^2)`` (the ratio's
     largest value on that box, :func:`_replacement_ratio`), and the move is at most
     ``sqrt(kappa(m) (||a||^2 + ||b||^2)) <= sqrt(2 kappa(m)) c``: ``2 c`` for ``c <=
-    0.6`` and ``2.150 c`` for ``c >= 1`` (the earlier bound, from ``kappa <= 3``, was
+    0.5`` and ``2.150 c`` for ``c >= 1`` (the earlier bound, from ``kappa <= 3``, was
     ``sqrt(6) c = 2.449 c``). Twice the add/remove bound (a removal and an addition)
     is never smaller, and the smaller of the two is returned."""
     c = float(row_norm_bound)

@@ -397,13 +397,26 @@ def _grid_ratio(m, points=1601):
 @pytest.mark.parametrize("c", [0.3, 0.5, 0.7, 0.9, 1.0, 2.0, 28.0])
 def test_the_replace_one_bound_is_the_per_coordinate_ratio(c):
     """sqrt(2 kappa(min(1, c))) c, kappa the ratio's maximum on the box: at least the
-    grid's maximum, and within the grid's resolution of it (2 at c <= 0.6, ~2.3114 at
+    grid's maximum, and within the grid's resolution of it (2 at c <= 0.5, ~2.3114 at
     c >= 1, where the earlier bound took 3)."""
     m = min(1.0, c)
     kappa = moment_sensitivity(c, neighbouring="replace_one") ** 2 / (2 * c * c)
     on_grid = _grid_ratio(m)[0]
     assert on_grid <= kappa <= on_grid * (1 + 1e-5)
     assert moment_sensitivity(c, neighbouring="replace_one") <= 2 * moment_sensitivity(c)
+
+
+@pytest.mark.parametrize("c", [0.2, 0.45, 0.5, 0.51, 0.55, 0.6])
+def test_the_replace_one_bound_is_2c_up_to_half(c):
+    """kappa is 2 for c <= 1/2 and above it beyond (the docs said 2 up to 0.6; at 0.6
+    it is 2.004): near s = |a + b| = 0 the ratio is 2 + 2 s^2 (4 m^2 - 1) / (s^2 + t^2)
+    to second order, so it rises above 2 exactly when m > 1/2."""
+    kappa = moment_sensitivity(c, neighbouring="replace_one") ** 2 / (2 * c * c)
+    if c <= 0.5:
+        assert kappa == pytest.approx(2.0, rel=1e-8)
+    else:
+        assert kappa > 2.0 * (1 + 1e-6)
+        assert _grid_ratio(c)[0] > 2.0 * (1 + 1e-7)
 
 
 def test_the_replace_one_bound_is_attained():
