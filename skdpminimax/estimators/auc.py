@@ -6,8 +6,8 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import type_of_target
 
+from skdpminimax._compat import type_of_target
 from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, shared_parameter_docs
 from skdpminimax.estimators._groups import canonical_labels
 from skdpminimax.objectives.auc import SquareLossAUC

@@ -71,6 +71,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from skdpminimax._compat import spawn
 from skdpminimax.objectives.base import (
     SaddleData,
     certifies_constants,
@@ -371,7 +372,7 @@ def _public_start(objective, init, rng):
     spawned after the solver's and the noise's, whose streams it leaves as they were):
     a random ``init_params(rng)`` is then reproducible with ``random_state``. It is
     data-free, hence public."""
-    return objective.init_params(rng.spawn(1)[0]) if init is None else init
+    return objective.init_params(spawn(rng, 1)[0]) if init is None else init
 
 
 def _start(objective, init):
@@ -470,7 +471,7 @@ class OutputPerturbation(_OutputPerturbationBase):
         calibration = self.calibrate(objective, data.n_samples, budget)
         sens = self._sensitivity(objective, data.n_samples)
         target = self.accuracy_ratio**2 * stability_bound(objective, data.n_samples)
-        solver_rng, noise_rng = rng.spawn(2)
+        solver_rng, noise_rng = spawn(rng, 2)
         init = _public_start(objective, init, rng)
         sigma = calibration.noise_multiplier * sens
         mu_w, mu_v = objective.strong_convexity()
@@ -627,11 +628,11 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
         """Run the phased passes; only noisy phase outputs cross phases (see Notes)."""
         calibration = self.calibrate(objective, data.n_samples, budget)
         variant, mu, n_phases, passes = self._plan(objective, data.n_samples, budget)
-        solver_rng, noise_rng = rng.spawn(2)
+        solver_rng, noise_rng = spawn(rng, 2)
         # One generator per phase, drawn before any data are touched: a base solver
         # that draws a data-dependent amount (SVRG's batches) cannot pass chunk k's
         # data on to phase k + 1 through a shared stream.
-        phase_rngs = iter(solver_rng.spawn(n_phases * len(passes)))
+        phase_rngs = iter(spawn(solver_rng, n_phases * len(passes)))
         w0, v0 = _start(objective, _public_start(objective, init, rng))
         released = {"primal": w0, "dual": v0}
         phases, evals, fallbacks, covered = [], 0, 0, []

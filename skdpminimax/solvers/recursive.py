@@ -15,6 +15,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from skdpminimax._compat import spawn
 from skdpminimax.solvers._planning import initial_point
 from skdpminimax.solvers.base import PrivateSolver, SolverResult, fresh_copy
 from skdpminimax.solvers.oracle import resolve_clip_norms
@@ -178,7 +179,7 @@ class RecursiveRegularization(PrivateSolver):
         n_rounds, chunk, lam = self._plan(objective, data.n_samples, budget, base)
         w, v = initial_point(objective, rng, init)
         order = rng.permutation(data.n_samples)  # data-independent partition
-        round_rngs = rng.spawn(n_rounds)  # one per round, before any data are read
+        round_rngs = spawn(rng, n_rounds)  # one per round, before any data are read
         weight, anchor_w, anchor_v = 0.0, np.zeros_like(w), np.zeros_like(v)
         rounds, n_iter, n_grad_evals = [], 0, 0
         for t in range(1, n_rounds + 1):
