@@ -178,7 +178,7 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         bounds' width, so a feature with a smaller spread than that is scaled less
         than :class:`~sklearn.preprocessing.StandardScaler` would).
     delta : float, default=1e-6
-        In ``(0, 1)``; choose it well below ``1 / n_samples``.
+        In ``[1e-100, 1)``; choose it well below ``1 / n_samples``.
     bounds : tuple (lower, upper) or None, default=None
         Public bounds of each feature (floats, or arrays of length ``n_features``);
         values outside them are clipped to them. ``None`` takes them from the data,
