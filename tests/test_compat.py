@@ -6,9 +6,10 @@ too, where the library takes the library's own function instead.
 
 import numpy as np
 import pytest
+import sklearn.utils
 from sklearn.utils.multiclass import type_of_target as sklearn_type_of_target
 
-from skdpminimax import DPAUCMaximizer
+from skdpminimax import DPAUCMaximizer, DPGroupFairRegressor, DPRobustClassifier
 from skdpminimax._compat import _spawn_children, _type_of_target_checked, spawn, type_of_target
 
 UNKNOWN = np.array([[[0, 1]], [[1, 0]]])  # 3-d: type "unknown"
@@ -57,3 +58,17 @@ def test_spawn_fallback_gives_numpys_children(bit_generator):
     for n in (1, 3):
         assert _draws(_spawn_children(ours, n)) == _draws(numpys.spawn(n))
     assert ours.random() == numpys.random()
+
+
+@pytest.mark.skipif(not hasattr(sklearn.utils, "get_tags"),
+                    reason="scikit-learn < 1.6 reads _more_tags only")
+@pytest.mark.parametrize("estimator", [DPAUCMaximizer(), DPRobustClassifier(),
+                                       DPGroupFairRegressor()], ids=lambda e: type(e).__name__)
+def test_old_style_tags_say_what_the_new_ones_say(estimator):
+    """scikit-learn < 1.6 reads ``_more_tags``, later ones ``__sklearn_tags__``: the two agree."""
+    tags = sklearn.utils.get_tags(estimator)
+    task_tags = tags.classifier_tags or tags.regressor_tags
+    old = estimator._more_tags()
+    assert old["poor_score"] == task_tags.poor_score
+    assert old.get("binary_only", False) == (tags.classifier_tags is not None
+                                             and not tags.classifier_tags.multi_class)

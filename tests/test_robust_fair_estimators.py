@@ -13,13 +13,13 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import GridSearchCV, cross_validate
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdpminimax import DPGroupFairRegressor, DPRobustClassifier
 from skdpminimax.metrics import demographic_parity_gap, worst_group_loss
 from skdpminimax.objectives.base import SaddleData
 from skdpminimax.sets import Simplex
 from skdpminimax.solvers import NoisySGDA
+from sklearn_checks import parametrize_with_checks_list
 
 def _expected_failed_checks(estimator):
     # None today: the ``poor_score`` tag makes scikit-learn's score checks lenient
@@ -33,14 +33,7 @@ _ESTIMATORS = [
 ]
 
 
-def _materialised(decorator):
-    # pytest 9 deprecates generators as parametrize values: make the list explicit.
-    mark = decorator.mark
-    return pytest.mark.parametrize(mark.args[0], list(mark.args[1]), **mark.kwargs)
-
-
-@_materialised(parametrize_with_checks(_ESTIMATORS,
-                                       expected_failed_checks=_expected_failed_checks))
+@parametrize_with_checks_list(_ESTIMATORS, _expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)

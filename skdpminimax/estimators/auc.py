@@ -338,8 +338,8 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         The midpoint ignores the class frequencies (a balanced-error operating point):
         on rare positives it predicts the positive class more often than it occurs.
         For another operating point wrap the estimator in scikit-learn's
-        ``FixedThresholdClassifier`` with a public threshold on
-        ``decision_function``.
+        ``FixedThresholdClassifier`` (scikit-learn >= 1.5) with a public threshold
+        on ``decision_function``.
 
         Parameters
         ----------
@@ -359,3 +359,6 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         tags.classifier_tags.multi_class = False
         tags.classifier_tags.poor_score = True
         return tags
+
+    def _more_tags(self):  # the same tags for scikit-learn < 1.6
+        return {"binary_only": True, "poor_score": True}

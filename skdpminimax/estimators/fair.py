@@ -394,3 +394,6 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         tags = super().__sklearn_tags__()
         tags.regressor_tags.poor_score = True
         return tags
+
+    def _more_tags(self):  # the same tag for scikit-learn < 1.6
+        return {"poor_score": True}

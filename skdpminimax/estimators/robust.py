@@ -307,3 +307,6 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.poor_score = True
         return tags
+
+    def _more_tags(self):  # the same tag for scikit-learn < 1.6
+        return {"poor_score": True}
