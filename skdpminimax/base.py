@@ -81,7 +81,13 @@ from skdpminimax.privacy.calibration import (
     releases_epsilon,
 )
 from skdpminimax.privacy.composition import Release, count_event, describe_events
-from skdpminimax.privacy.ledger import LedgerGuardMixin, pending_releases, spend
+from skdpminimax.privacy.ledger import (
+    LedgerGuardMixin,
+    check_budget,
+    has_fitted_attributes,
+    pending_releases,
+    spend,
+)
 from skdpminimax.privacy.mechanisms import clip_rows, private_size, row_norms
 from skdpminimax.solvers import resolve_solver
 
@@ -234,6 +240,9 @@ def warn_if_replayable(random_state, epsilon):
 # estimators' own fit methods (which map fit parameters to task data) run unchanged
 # and a fit in another thread is never affected.
 _CHECK_ONLY = ContextVar("skdpminimax_check_only", default=None)
+# Set by DPMinimaxEstimator._fit: whether the estimator held a previous fit (which
+# all_or_nothing sets aside), so that a refused spend can say a refit spends again.
+_REFIT = ContextVar("skdpminimax_refit", default=False)
 
 # A solver that plans its own length (n_iter=None) and plans fewer iterations than
 # this warns: NSEG's single pass on a few hundred rows gave the MLP one step.
@@ -566,8 +575,12 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
 
     # ---- the pipeline --------------------------------------------------------
     def _fit(self, X, y, **task_data):
-        with all_or_nothing(self) as outcome:
-            outcome.keep = self._fit_steps(X, y, **task_data) is not None
+        token = _REFIT.set(has_fitted_attributes(self))
+        try:
+            with all_or_nothing(self) as outcome:
+                outcome.keep = self._fit_steps(X, y, **task_data) is not None
+        finally:
+            _REFIT.reset(token)
         return self
 
     def _check_fit(self, X, y=None, *, rows_only=False, **fit_params):
@@ -622,7 +635,8 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         accountant = self._fit_ledger()  # refuses a pickled copy of the caller's ledger
         releases = self._composed_releases(accountant)
         own = _own_share(budget, releases)  # what this fit spends on its ledger
-        accountant.check(own.epsilon, own.delta)
+        check_budget(accountant, own.epsilon, own.delta, owner=type(self).__name__,
+                     refit=_REFIT.get())
         solver = self._resolve_solver()
         # On the input's kind, not on whether it was densified: that follows the row
         # count, private under add/remove-one (a review: 4,096 rows fitted, 4,097 refused).

@@ -62,7 +62,13 @@ from skdpminimax.base import (
 from skdpminimax.privacy.budget import MAX_FINITE_EPSILON, PrivacyBudget
 from skdpminimax.privacy.calibration import analytic_gaussian_sigma
 from skdpminimax.privacy.composition import Release
-from skdpminimax.privacy.ledger import LedgerGuardMixin, spend, spend_release
+from skdpminimax.privacy.ledger import (
+    LedgerGuardMixin,
+    check_budget,
+    has_fitted_attributes,
+    spend,
+    spend_release,
+)
 from skdpminimax.privacy.mechanisms import clip_rows, private_size
 
 __all__ = ["DPStandardScaler", "clipped_moment_sums", "moment_sensitivity"]
@@ -328,19 +334,21 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         self : DPStandardScaler
             Fitted.
         """
+        refit = has_fitted_attributes(self)
         with all_or_nothing(self) as outcome:
-            self._fit(X)
+            self._fit(X, refit)
             outcome.keep = True
         return self
 
-    def _fit(self, X):
+    def _fit(self, X, refit=False):
         (X, lower, upper, declared, count_epsilon,
          (row_bound, sens, sigma)) = self._checked(X, reset=True)
         n_samples, n_features = X.shape
         budget = PrivacyBudget(self.epsilon, self.delta)
         add_remove = self.neighbouring == "add_remove"
         accountant = self._fit_ledger()
-        accountant.check(budget.epsilon, budget.delta)
+        check_budget(accountant, budget.epsilon, budget.delta, owner=type(self).__name__,
+                     refit=refit)
         if self.bounds is None:
             warnings.warn(
                 "Bounds have not been specified and will be calculated on the data provided. "
@@ -478,7 +486,8 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
                 self._check_params()
             else:
                 self._checked(X, reset=True)
-            self._fit_ledger().check(self.epsilon, self.delta)
+            check_budget(self._fit_ledger(), self.epsilon, self.delta,
+                         owner=type(self).__name__)
         return self
 
     def transform(self, X, copy=None):

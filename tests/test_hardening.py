@@ -18,6 +18,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from estimators_under_test import estimators_under_test
+from skdpminimax import DPStandardScaler
 
 CASES = estimators_under_test()
 IDS = [case.name for case in CASES]
@@ -150,6 +151,37 @@ def test_exhausted_budget_fails_before_spending(case):
     with pytest.raises(NotFittedError):
         check_is_fitted(model)
 
+
+@cases
+def test_a_refit_beyond_the_budget_says_that_it_spends_again(case):
+    # Fitting a fitted estimator again is a new release: the refusal says so, and what
+    # the ledger holds (diffprivlib's message said only "not permissible"). A fresh
+    # estimator's refusal says that every fit spends. Nothing is spent, the first fit
+    # stays in place.
+    X, y, kw = case.data()
+    acc = BudgetAccountant(epsilon=1.5, delta=1e-4)
+    model = case.factory(accountant=acc).fit(X, y, **kw)
+    coef = {k: v for k, v in vars(model).items() if k.endswith("_")}
+    with pytest.raises(BudgetError, match=r"1 entry.*fitted before: fitting it again is a "
+                                          r"new release and spends its \(epsilon, delta\) "
+                                          r"again.*Nothing was spent"):
+        model.fit(X, y, **kw)
+    assert len(acc.spent_budget) == 1
+    assert set(coef) == {k for k in vars(model) if k.endswith("_")}
+    with pytest.raises(BudgetError, match="Every fit spends its own"):
+        case.factory(accountant=acc).fit(X, y, **kw)
+    assert len(acc.spent_budget) == 1
+
+
+def test_a_scaler_refit_beyond_the_budget_says_that_it_spends_again():
+    X = np.random.default_rng(0).uniform(-1, 1, size=(50, 3))
+    acc = BudgetAccountant(epsilon=1.5, delta=1e-4)
+    scaler = DPStandardScaler(epsilon=1.0, bounds=(-1, 1), accountant=acc,
+                              random_state=0).fit(X)
+    mean = scaler.mean_.copy()
+    with pytest.raises(BudgetError, match="DPStandardScaler was fitted before.*spends"):
+        scaler.fit(X)
+    assert len(acc.spent_budget) == 1 and np.array_equal(scaler.mean_, mean)
 
 @cases
 def test_inputs_never_mutated(case):

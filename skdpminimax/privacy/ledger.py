@@ -32,7 +32,7 @@ from diffprivlib.utils import BudgetError, PrivacyLeakWarning
 
 from skdpminimax.privacy.budget import resolve_accountant
 
-__all__ = ["LedgerGuardMixin", "LostLedgerError", "PrepaidLedger", "fit_ledger",
+__all__ = ["LedgerGuardMixin", "LostLedgerError", "PrepaidLedger", "check_budget", "fit_ledger",
            "pending_releases", "spend", "spend_all", "spend_release"]
 
 # diffprivlib's spend checks the budget, then appends: two threads fitting on one
@@ -59,6 +59,39 @@ MIXED_RELATIONS_ADVICE = (
 _CHARGED_RELEASES = weakref.WeakKeyDictionary()
 _REDEEMED_RELEASES = weakref.WeakKeyDictionary()
 _RELEASE_ENTRIES = weakref.WeakKeyDictionary()
+
+
+def has_fitted_attributes(estimator):
+    """Whether ``estimator`` holds a previous fit (an attribute with a trailing
+    underscore, as scikit-learn's ``check_is_fitted`` looks for)."""
+    return any(k.endswith("_") and not k.startswith("__") for k in vars(estimator))
+
+
+def check_budget(accountant, epsilon, delta, *, owner, refit=False):
+    """``accountant.check(epsilon, delta)``, with a refusal that says what the ledger
+    holds and that every fit spends anew (a refit of a fitted estimator included).
+
+    Before the spend, and from the ledger's entries and the fit's parameters only (no
+    data): the message reveals nothing the caller's ledger does not. A prepaid ledger's
+    own refusals (a search charged in advance) are left as they are.
+    """
+    try:
+        return accountant.check(epsilon, delta)
+    except BudgetError as exc:
+        if isinstance(accountant, PrepaidLedger):
+            raise
+        (spent_epsilon, spent_delta), entries = accountant.total(), len(accountant.spent_budget)
+        again = (f" {owner} was fitted before: fitting it again is a new release and "
+                 "spends its (epsilon, delta) again (a refit neither reuses nor continues "
+                 "the previous fit's spend; there is no warm start)." if refit else
+                 " Every fit spends its own (epsilon, delta) (a refit and each clone's fit "
+                 "too).")
+        raise BudgetError(
+            f"{owner}.fit needs ({epsilon:g}, {delta:g}), and the accountant has spent "
+            f"({spent_epsilon:g}, {spent_delta:g}) in {entries} entr"
+            f"{'y' if entries == 1 else 'ies'} of its budget ({accountant.epsilon:g}, "
+            f"{accountant.delta:g}).{again} Nothing was spent: raise the accountant's "
+            "budget, or lower epsilon and delta.") from exc
 
 
 def spend(accountant, epsilon, delta, relation=None, redeems=()):
