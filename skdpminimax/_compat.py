@@ -11,6 +11,14 @@ except ImportError:  # pragma: no cover - older scikit-learn
     def validate_data(estimator, X="no_validation", y="no_validation", reset=True, **kwargs):
         return estimator._validate_data(X, y, reset=reset, **kwargs)
 
+
+def _learns_from_old_tags(tags):
+    """``requires_fit`` from scikit-learn < 1.6's tag dict: those mark a transformer that
+    learns nothing (``FunctionTransformer``, ``Normalizer``) ``stateless`` and leave its
+    ``requires_fit`` True; 1.6 made that ``requires_fit=False``."""
+    return bool(tags.get("requires_fit", True) and not tags.get("stateless", False))
+
+
 try:  # scikit-learn >= 1.6
     from sklearn.utils import get_tags as _get_tags
 
@@ -20,7 +28,7 @@ try:  # scikit-learn >= 1.6
 except ImportError:  # pragma: no cover - older scikit-learn
 
     def requires_fit(estimator):
-        return bool(estimator._get_tags().get("requires_fit", True))
+        return _learns_from_old_tags(estimator._get_tags())
 
 
 def _type_of_target_checked(y, input_name="", raise_unknown=False):

@@ -10,7 +10,14 @@ import sklearn.utils
 from sklearn.utils.multiclass import type_of_target as sklearn_type_of_target
 
 from skdpminimax import DPAUCMaximizer, DPGroupFairRegressor, DPRobustClassifier
-from skdpminimax._compat import _spawn_children, _type_of_target_checked, spawn, type_of_target
+from skdpminimax._compat import (
+    _learns_from_old_tags,
+    _spawn_children,
+    _type_of_target_checked,
+    requires_fit,
+    spawn,
+    type_of_target,
+)
 
 UNKNOWN = np.array([[[0, 1]], [[1, 0]]])  # 3-d: type "unknown"
 
@@ -72,3 +79,14 @@ def test_old_style_tags_say_what_the_new_ones_say(estimator):
     assert old["poor_score"] == task_tags.poor_score
     assert old.get("binary_only", False) == (tags.classifier_tags is not None
                                              and not tags.classifier_tags.multi_class)
+
+
+def test_requires_fit_says_which_steps_learn_from_the_rows():
+    from sklearn.preprocessing import FunctionTransformer, Normalizer, StandardScaler
+    assert requires_fit(StandardScaler())
+    assert not requires_fit(FunctionTransformer()) and not requires_fit(Normalizer())
+    # scikit-learn < 1.6's tags: a stateless step learns nothing, though it "requires fit"
+    assert _learns_from_old_tags({"requires_fit": True, "stateless": False})
+    assert not _learns_from_old_tags({"requires_fit": True, "stateless": True})
+    assert not _learns_from_old_tags({"requires_fit": False, "stateless": False})
+    assert _learns_from_old_tags({})
