@@ -629,6 +629,24 @@ def test_a_classification_task_is_a_classifier_with_its_labels_and_scorers():
     assert is_regressor(reg) and not hasattr(DPSaddleEstimator(CoupledMean), "score")
 
 
+@pytest.mark.parametrize("task", ["classification", "regression", None])
+def test_a_task_requires_y_in_the_tags_and_in_the_error(task):
+    # A classifier or regressor needs y, as scikit-learn's do: the tags said y was
+    # optional for every task (get_tags(...).target_tags.required False), so checks and
+    # meta-estimators took a classifier for one that fits without targets.
+    from sklearn.utils import get_tags
+    from sklearn.utils.estimator_checks import check_requires_y_none
+
+    est = DPSaddleEstimator(SoftmaxRegression if task == "classification" else CoupledMean,
+                            epsilon=np.inf, data_norm=10.0, task=task, random_state=0)
+    assert get_tags(est).target_tags.required is (task is not None)
+    if task is not None:
+        acc = BudgetAccountant()
+        with pytest.raises(ValueError, match="requires y to be passed, but the target y is None"):
+            est.set_params(epsilon=1.0, accountant=acc).fit(np.zeros((10, 2)))
+        assert acc.spent_budget == []
+        check_requires_y_none(type(est).__name__, est.set_params(accountant=BudgetAccountant()))
+
 @parametrize_with_checks_list([_classifier()], _expected_failures)
 def test_sklearn_compatible_as_a_classifier(estimator, check):
     check(estimator)

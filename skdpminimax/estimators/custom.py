@@ -202,7 +202,8 @@ class DPSaddleEstimator(DPMinimaxEstimator):
             self.groups_ = labels_array(labels)
         if not y_given:
             if self.task is not None:
-                raise ValueError(f"task={self.task!r} needs y.")
+                raise ValueError(f"{type(self).__name__}(task={self.task!r}) requires y to be "
+                                 "passed, but the target y is None. Nothing was spent.")
             return None, {"groups": codes}
         if self.task == "classification":
             check_classification_targets(y)
@@ -353,4 +354,7 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         elif self.task == "regression":
             from sklearn.utils import RegressorTags
             tags.estimator_type, tags.regressor_tags = "regressor", RegressorTags()
+        # A task needs y (fit refuses y=None before anything is spent), as scikit-learn's
+        # classifiers and regressors do; without one, y is optional.
+        tags.target_tags.required = self.task is not None
         return tags
