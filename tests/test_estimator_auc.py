@@ -349,3 +349,18 @@ def test_a_noisy_class_ratio_release_warns_and_a_public_one_does_not():
         est.set_params(pos_ratio=0.01).fit(X, y)
         balanced = make_classification(n_samples=3000, n_features=10, random_state=0)
         est.set_params(pos_ratio=None).fit(balanced[0] / 3, balanced[1])
+
+
+def test_score_is_documented_as_accuracy_not_auc(data):
+    # score() was ClassifierMixin's, whose docstring says nothing of this estimator: a
+    # user tuning with GridSearchCV's default scoring optimised accuracy at the class
+    # means' midpoint, not the AUC the fit maximises. The docstring now says so and
+    # names scoring="roc_auc".
+    from sklearn.metrics import accuracy_score
+
+    X, y = data
+    model = DPAUCMaximizer(epsilon=np.inf, data_norm=10.0, random_state=0,
+                           accountant=BudgetAccountant()).fit(X, y)
+    assert model.score(X, y) == accuracy_score(y, model.predict(X))
+    doc = DPAUCMaximizer.score.__doc__
+    assert "not** the AUC" in doc and 'scoring="roc_auc"' in doc

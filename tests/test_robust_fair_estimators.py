@@ -614,3 +614,16 @@ def test_private_regressor_without_intercept_has_no_intercept(constraint, solver
     assert est.coef_.shape == (3,) and np.all(np.isfinite(est.coef_))
     np.testing.assert_allclose(est.predict(X), np.clip(X @ est.coef_, 0, 60))
     assert est.privacy_spent_.epsilon <= 1.0 + 1e-9
+
+
+def test_robust_score_is_documented_as_overall_accuracy():
+    # score() was ClassifierMixin's: nothing said it is the accuracy over all rows, not
+    # the worst group's that the fit targets (and GridSearchCV's default scoring).
+    from sklearn.metrics import accuracy_score
+
+    X, y = load_iris(return_X_y=True)
+    model = DPRobustClassifier(epsilon=np.inf, data_norm=10.0, random_state=0,
+                               accountant=BudgetAccountant()).fit(X, y)
+    assert model.score(X, y) == accuracy_score(y, model.predict(X))
+    doc = DPRobustClassifier.score.__doc__
+    assert "not** the worst group" in doc and "worst_group_accuracy" in doc

@@ -354,6 +354,32 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(int)]
 
+    def score(self, X, y, sample_weight=None):
+        """Accuracy of :meth:`predict` on ``(X, y)``, scikit-learn's classifier score,
+        **not** the AUC the fit maximises.
+
+        It is what ``GridSearchCV`` and ``cross_val_score`` use without ``scoring``:
+        accuracy at the midpoint of the class means (see :meth:`predict`), which on
+        rare positives can be low for a model that ranks well. To tune or compare the
+        ranking, pass ``scoring="roc_auc"`` (it reads :meth:`decision_function`), or
+        compute ``roc_auc_score(y, model.decision_function(X))``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Test rows.
+        y : array-like of shape (n_samples,)
+            True labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the score (not of the fit, which takes none).
+
+        Returns
+        -------
+        score : float
+            Mean accuracy of ``predict(X)`` against ``y``.
+        """
+        return super().score(X, y, sample_weight=sample_weight)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False

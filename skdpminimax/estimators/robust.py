@@ -303,6 +303,32 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
         idx = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
         return self.classes_[idx]
 
+    def score(self, X, y, sample_weight=None):
+        """Accuracy of :meth:`predict` over all rows of ``(X, y)``, scikit-learn's
+        classifier score, **not** the worst group's accuracy the fit targets.
+
+        It is what ``GridSearchCV`` and ``cross_val_score`` use without ``scoring``. For
+        the worst group, compute
+        :func:`skdpminimax.metrics.worst_group_accuracy` (``y``, ``predict(X)``,
+        ``sensitive_features=...``) on validation rows; the groups are not an input of
+        prediction.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Test rows.
+        y : array-like of shape (n_samples,)
+            True labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the score (not of the fit, which takes none).
+
+        Returns
+        -------
+        score : float
+            Mean accuracy of ``predict(X)`` against ``y``.
+        """
+        return super().score(X, y, sample_weight=sample_weight)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.poor_score = True
