@@ -304,3 +304,57 @@ def test_simplex_projection_of_huge_entries(x):
     p = Simplex().project(x)
     assert np.all(p >= 0) and p.sum() == pytest.approx(1.0)
     assert p[np.argmax(x)] == pytest.approx(1.0)
+
+
+def test_parity_grad_is_the_mean_without_the_per_example_matrix(monkeypatch):
+    # A scale probe: output perturbation's certified solve calls grad on the whole data,
+    # and DemographicParityRegression took the mean of per_example_grads, an n x (d + 1)
+    # dense matrix even for sparse X (64 MB for 2,000 x 2,000; 80 GB for 50,000 rows of
+    # 200,000 features). Now weighted sums, as GroupDRO.grad.
+    import scipy.sparse as sp
+
+    from skdpminimax.objectives import SaddleObjective
+    from skdpminimax.objectives.losses import LinearModel
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 7)) / 3
+    X[rng.random(X.shape) < 0.5] = 0.0
+    obj = DemographicParityRegression(7, [0.3, 0.3, 0.4], 3.0, 5.0, (-2, 2), tolerance=0.05,
+                                      l2_reg=0.1, dual_reg=0.2)
+    w = rng.normal(size=8) * 0.3
+    v = rng.uniform(0, 0.5, size=6)
+    data = SaddleData(X, rng.normal(size=300), rng.integers(0, 3, 300))
+    expected = SaddleObjective.grad(obj, w, v, data)  # the mean of per_example_grads
+
+    def refused(*args, **kwargs):
+        raise AssertionError("grad formed the per-example matrix")
+
+    monkeypatch.setattr(LinearModel, "per_example_grads", refused)
+    for X_ in (X, sp.csr_matrix(X)):
+        got = obj.grad(w, v, SaddleData(X_, data.y, data.groups))
+        for a, b in zip(got, expected):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+def test_the_checks_before_the_spend_form_per_example_gradients_of_one_row(monkeypatch):
+    # A scale probe: the stand-in check called per_example_grads on one row per class
+    # (up to 64): for 100 classes of 20,000 sparse features 1.1 GB before the spend (10 GB
+    # at 200,000 features), though the solvers never form that matrix for the built-in
+    # objectives. It is now checked on one row; a user's objective still on every code.
+    import scipy.sparse as sp
+
+    from skdpminimax import DPRobustClassifier
+
+    rows = []
+    original = GroupDRO.per_example_grads
+
+    def recording(self, w, v, data):
+        rows.append(data.n_samples)
+        return original(self, w, v, data)
+
+    monkeypatch.setattr(GroupDRO, "per_example_grads", recording)
+    rng = np.random.default_rng(0)
+    X = sp.random(600, 50, density=0.1, format="csr", random_state=0)
+    y = rng.integers(0, 20, 600)
+    DPRobustClassifier(epsilon=1.0, data_norm=1.0, random_state=0)._check_fit(X, y)
+    assert rows and max(rows) == 1

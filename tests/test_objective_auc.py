@@ -124,3 +124,35 @@ def test_a_row_whose_score_overflows_adds_nothing_to_the_clipped_sums():
     for block_without, block_with in zip(without, with_row):
         assert np.all(np.isfinite(block_with))
     np.testing.assert_array_equal(with_row[0], without[0])
+
+
+@pytest.mark.parametrize("scorer", ["linear", "mlp"])
+def test_grad_is_the_mean_without_the_per_example_matrix(monkeypatch, scorer):
+    # A scale probe: output perturbation's certified solve calls grad on the whole data,
+    # and SquareLossAUC took the mean of per_example_grads, an n x (d + 2) dense matrix
+    # even for sparse X. Now the scorer's weighted sum, as GroupDRO.grad.
+    import scipy.sparse as sp
+
+    from skdpminimax.objectives import MLPScorer, SaddleObjective
+    from skdpminimax.objectives.scorers import LinearScorer
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 6)) / 3
+    X[rng.random(X.shape) < 0.5] = 0.0
+    y = np.where(rng.random(200) < 0.3, 1.0, -1.0)
+    obj = SquareLossAUC(6, 0.3, 3.0, 5.0, l2_reg=0.1,
+                        scorer=MLPScorer(8) if scorer == "mlp" else None)
+    w, v = obj.init_params(rng)
+    w = w + rng.normal(size=w.size) * 0.2
+    v = v + 0.3
+    expected = SaddleObjective.grad(obj, w, v, SaddleData(X, y))
+
+    def refused(*args, **kwargs):
+        raise AssertionError("grad formed the per-example matrix")
+
+    monkeypatch.setattr(type(obj.scorer), "score_grads", refused)
+    assert isinstance(obj.scorer, (LinearScorer, MLPScorer))
+    for X_ in (X, sp.csr_matrix(X)):
+        got = obj.grad(w, v, SaddleData(X_, y))
+        for a, b in zip(got, expected):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)

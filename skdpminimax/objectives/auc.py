@@ -124,6 +124,24 @@ class SquareLossAUC(SaddleObjective):
         gw[:, self.n_theta + 1] = np.where(pos, 0.0, g_centre)
         return gw, g_alpha[:, None]
 
+    def grad(self, w, v, data):
+        # The mean of per_example_grads without forming the (n, dim w) matrix (as
+        # GroupDRO.grad): output perturbation's certified solve calls it on the whole
+        # data set, where the matrix was n x (d + 2) dense even for sparse X. A subclass
+        # with its own per-example gradients gets their mean.
+        if type(self).per_example_grads is not SquareLossAUC.per_example_grads:
+            return super().grad(w, v, data)
+        data = self.prepare(data)
+        theta, _, _, _, g_h, g_centre, g_alpha = self._grad_parts(w, v, data)
+        n = data.n_samples
+        gw = np.empty(self.n_theta + 2)
+        gw[: self.n_theta] = self.scorer.weighted_grad_sum(theta, data.X, g_h) / n
+        pos = data.y > 0
+        gw[self.n_theta] = np.where(pos, g_centre, 0.0).sum() / n
+        gw[self.n_theta + 1] = np.where(pos, 0.0, g_centre).sum() / n
+        rw, rv = self.reg_grad(w, v)
+        return gw + rw, np.array([g_alpha.sum() / n]) + rv
+
     exact_clipped_sums = True  # clips every row per block; a non-finite row adds 0
 
     def clipped_grad_sums(self, w, v, data, clip_w, clip_v):
