@@ -90,3 +90,14 @@ def test_requires_fit_says_which_steps_learn_from_the_rows():
     assert not _learns_from_old_tags({"requires_fit": True, "stateless": True})
     assert not _learns_from_old_tags({"requires_fit": False, "stateless": False})
     assert _learns_from_old_tags({})
+
+
+@pytest.mark.skipif(not hasattr(sklearn.utils, "get_tags"),
+                    reason="scikit-learn < 1.6 reads _more_tags only")
+@pytest.mark.parametrize("task", ["classification", "regression", None])
+def test_a_custom_estimators_old_style_tags_say_whether_it_needs_y(task):
+    from skdpminimax import DPSaddleEstimator
+
+    estimator = DPSaddleEstimator(object, task=task)
+    assert (estimator._more_tags()["requires_y"]
+            == sklearn.utils.get_tags(estimator).target_tags.required)

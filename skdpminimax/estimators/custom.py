@@ -358,3 +358,6 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         # classifiers and regressors do; without one, y is optional.
         tags.target_tags.required = self.task is not None
         return tags
+
+    def _more_tags(self):  # the same tag for scikit-learn < 1.6
+        return {"requires_y": self.task is not None}
