@@ -627,3 +627,18 @@ def test_robust_score_is_documented_as_overall_accuracy():
     assert model.score(X, y) == accuracy_score(y, model.predict(X))
     doc = DPRobustClassifier.score.__doc__
     assert "not** the worst group" in doc and "worst_group_accuracy" in doc
+
+
+def test_fair_score_is_documented_as_overall_r2():
+    # score() was RegressorMixin's: nothing said it is the R^2 over all rows, not the
+    # worst group's loss or the parity gap that the fit targets.
+    from sklearn.metrics import r2_score
+
+    X, y = make_regression(n_samples=200, n_features=4, noise=1.0, random_state=0)
+    g = np.arange(200) % 2
+    model = DPGroupFairRegressor(epsilon=np.inf, data_norm=10.0, bounds=(-300, 300),
+                                 random_state=0, accountant=BudgetAccountant()).fit(
+        X, y, sensitive_features=g)
+    assert model.score(X, y) == r2_score(y, model.predict(X))
+    doc = DPGroupFairRegressor.score.__doc__
+    assert "not** the worst group" in doc and "worst_group_loss" in doc

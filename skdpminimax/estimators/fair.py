@@ -390,6 +390,32 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
             y_pred = np.clip(y_pred, *self.bounds_)
         return y_pred
 
+    def score(self, X, y, sample_weight=None):
+        """R^2 of :meth:`predict` over all rows of ``(X, y)``, scikit-learn's regressor
+        score, **not** the worst group's loss or the parity gap the fit targets.
+
+        It is what ``GridSearchCV`` and ``cross_val_score`` use without ``scoring``. For
+        the groups, compute :func:`skdpminimax.metrics.worst_group_loss` or
+        :func:`skdpminimax.metrics.demographic_parity_gap` (with
+        ``sensitive_features=...``) on validation rows; the groups are not an input of
+        prediction.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Test rows.
+        y : array-like of shape (n_samples,)
+            True targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the score (not of the fit, which takes none).
+
+        Returns
+        -------
+        score : float
+            R^2 of ``predict(X)`` (clipped to ``bounds_`` by default) against ``y``.
+        """
+        return super().score(X, y, sample_weight=sample_weight)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.regressor_tags.poor_score = True
