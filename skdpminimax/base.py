@@ -240,9 +240,6 @@ def warn_if_replayable(random_state, epsilon):
 # estimators' own fit methods (which map fit parameters to task data) run unchanged
 # and a fit in another thread is never affected.
 _CHECK_ONLY = ContextVar("skdpminimax_check_only", default=None)
-# Set by DPMinimaxEstimator._fit: whether the estimator held a previous fit (which
-# all_or_nothing sets aside), so that a refused spend can say a refit spends again.
-_REFIT = ContextVar("skdpminimax_refit", default=False)
 
 # A solver that plans its own length (n_iter=None) and plans fewer iterations than
 # this warns: NSEG's single pass on a few hundred rows gave the MLP one step.
@@ -575,12 +572,11 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
 
     # ---- the pipeline --------------------------------------------------------
     def _fit(self, X, y, **task_data):
-        token = _REFIT.set(has_fitted_attributes(self))
-        try:
-            with all_or_nothing(self) as outcome:
-                outcome.keep = self._fit_steps(X, y, **task_data) is not None
-        finally:
-            _REFIT.reset(token)
+        # Read before all_or_nothing sets a previous fit aside: a refused spend then
+        # says that a refit spends again (as DPStandardScaler.fit).
+        refit = has_fitted_attributes(self)
+        with all_or_nothing(self) as outcome:
+            outcome.keep = self._fit_steps(X, y, refit=refit, **task_data) is not None
         return self
 
     def _check_fit(self, X, y=None, *, rows_only=False, **fit_params):
@@ -621,8 +617,9 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
             _CHECK_ONLY.reset(token)
         return self
 
-    def _fit_steps(self, X, y, **task_data):
-        """Steps 1 to 6; ``None`` (nothing spent, nothing to keep) for a check."""
+    def _fit_steps(self, X, y, *, refit=False, **task_data):
+        """Steps 1 to 6; ``None`` (nothing spent, nothing to keep) for a check.
+        ``refit``: the estimator held a previous fit (for the budget's refusal)."""
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False,
                              ensure_min_samples=2, accept_sparse=self._accept_sparse)
@@ -636,7 +633,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         releases = self._composed_releases(accountant)
         own = _own_share(budget, releases)  # what this fit spends on its ledger
         check_budget(accountant, own.epsilon, own.delta, owner=type(self).__name__,
-                     refit=_REFIT.get())
+                     refit=refit)
         solver = self._resolve_solver()
         # On the input's kind, not on whether it was densified: that follows the row
         # count, private under add/remove-one (a review: 4,096 rows fitted, 4,097 refused).

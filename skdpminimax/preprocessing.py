@@ -69,7 +69,7 @@ from skdpminimax.privacy.ledger import (
     spend,
     spend_release,
 )
-from skdpminimax.privacy.mechanisms import clip_rows, private_size
+from skdpminimax.privacy.mechanisms import clip_rows, private_size, row_blocks
 
 __all__ = ["DPStandardScaler", "clipped_moment_sums", "moment_sensitivity"]
 
@@ -134,8 +134,6 @@ def clipped_moment_sums(U, row_norm_bound, with_std=True):
 
 _FLOAT_DTYPES = (np.float64, np.float32)
 
-# Entries of a block of rows in DPStandardScaler.fit's sums (8 MB).
-_MOMENT_BLOCK_ENTRIES = 1 << 20
 
 
 def _writeable(X):
@@ -386,9 +384,8 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         # X's (three X-sized temporaries before: 240 MB for a 2,000 x 5,000 X of 80 MB,
         # a scale probe). Each row is clipped on its own, so the sums are the same.
         sums = np.zeros(n_features * (2 if self.with_std else 1))
-        step = max(1, _MOMENT_BLOCK_ENTRIES // max(1, n_features))
-        for start in range(0, n_samples, step):
-            U = (np.clip(X[start:start + step], lower, upper) - mid) / divisor
+        for rows in row_blocks(X.shape):
+            U = (np.clip(X[rows], lower, upper) - mid) / divisor
             sums += clipped_moment_sums(U, row_bound, self.with_std)
         if sigma > 0:
             sums = sums + sigma * rng.standard_normal(sums.shape)

@@ -505,12 +505,12 @@ def test_fit_sums_the_moments_in_blocks_of_rows(monkeypatch):
     # its own, so the release is the same.
     import tracemalloc
 
-    from skdpminimax import preprocessing
+    from skdpminimax.privacy import mechanisms
 
     X = np.random.default_rng(0).normal(size=(2000, 50)) * 3.0
     kwargs = dict(epsilon=1.0, bounds=(-4.0, 6.0), row_clip=0.3, random_state=0)
     whole = DPStandardScaler(**kwargs).fit(X)
-    monkeypatch.setattr(preprocessing, "_MOMENT_BLOCK_ENTRIES", 1000, raising=False)
+    monkeypatch.setattr(mechanisms, "_ROW_BLOCK_ENTRIES", 1000)  # the shared row blocks
     tracemalloc.start()
     try:
         blocks = DPStandardScaler(**kwargs).fit(X)

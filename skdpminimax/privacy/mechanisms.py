@@ -61,17 +61,25 @@ def row_norms(X):
     norms = np.empty(X.shape[0])
     # In blocks of rows: the scaled copy is a block's, not X's (a fit on a large X
     # made two X-sized temporaries here).
-    step = max(1, _ROW_BLOCK_ENTRIES // max(1, X.shape[1]))
-    for start in range(0, X.shape[0], step):
-        block = X[start:start + step]
+    for rows in row_blocks(X.shape):
+        block = X[rows]
         scale = np.abs(block).max(axis=1, initial=0.0)
         scaled = block / np.where(scale > 0, scale, 1.0)[:, None]
         with np.errstate(over="ignore"):
-            norms[start:start + step] = scale * np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
+            norms[rows] = scale * np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
     return np.minimum(norms, np.finfo(float).max)
 
 
-_ROW_BLOCK_ENTRIES = 1 << 20  # entries of a block of rows in row_norms (8 MB)
+_ROW_BLOCK_ENTRIES = 1 << 20  # entries of a block of rows (8 MB of floats)
+
+
+def row_blocks(shape):
+    """Slices of consecutive rows of a dense array of ``shape``, each of about
+    ``_ROW_BLOCK_ENTRIES`` entries (at least one row): work on X row by row in blocks,
+    so that temporaries are a block's size, not X's."""
+    n_rows, n_cols = shape
+    step = max(1, _ROW_BLOCK_ENTRIES // max(1, n_cols))
+    return [slice(start, start + step) for start in range(0, n_rows, step)]
 
 
 def _canonical_csr(X):

@@ -116,6 +116,10 @@ class _Sampler:
             "plan on it."
         )
 
+    def dp_event(self, noise_multiplier):
+        """Return the ``dp_accounting`` event of one step at multiplier ``noise_multiplier``."""
+        raise NotImplementedError
+
     def __repr__(self):
         return f"{type(self).__name__}(n_samples={self.n_samples}, batch_size={self.batch_size})"
 
@@ -142,7 +146,6 @@ class FullBatch(_Sampler):
     def dp_event(self, noise_multiplier):
         # Non-subsampled Gaussian: the relation only enters through the sensitivity
         # (2C, folded into the multiplier), so the event is a plain Gaussian.
-        """Return the ``dp_accounting`` event of one step at multiplier ``noise_multiplier``."""
         return dp_accounting.GaussianDpEvent(noise_multiplier)
 
 
@@ -188,7 +191,6 @@ class PoissonSampler(_Sampler):
         return positions % n, bounds[:-1], bounds[1:]
 
     def dp_event(self, noise_multiplier):
-        """Return the ``dp_accounting`` event of one step at multiplier ``noise_multiplier``."""
         return dp_accounting.PoissonSampledDpEvent(
             self.sample_rate, dp_accounting.GaussianDpEvent(noise_multiplier)
         )
@@ -228,7 +230,6 @@ class WithoutReplacementSampler(_Sampler):
             rows[bad] = rng.integers(0, n, size=(bad.size, m))
 
     def dp_event(self, noise_multiplier):
-        """Return the ``dp_accounting`` event of one step at multiplier ``noise_multiplier``."""
         return dp_accounting.SampledWithoutReplacementDpEvent(
             self.n_samples, self.batch_size, dp_accounting.GaussianDpEvent(noise_multiplier)
         )
@@ -277,7 +278,6 @@ class DisjointBatches(_Sampler):
     def dp_event(self, noise_multiplier):
         # Not subsampled: an example's batch is fixed once the permutation is drawn,
         # and the permutation is independent of the data.
-        """Return the ``dp_accounting`` event of one step at multiplier ``noise_multiplier``."""
         return dp_accounting.GaussianDpEvent(noise_multiplier)
 
 

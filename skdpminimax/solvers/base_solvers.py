@@ -136,7 +136,8 @@ class BaseSaddleSolver(BaseEstimator):
     ----------
     step_size : float or "auto"
         Initial step; ``"auto"`` uses ``c / ell`` with ``ell`` the smoothness of the
-        non-quadratic part and ``c`` the method's constant (1.0 when ``ell`` is unknown).
+        non-quadratic part and ``c`` the method's constant (a step of 1.0 when ``ell``
+        is unknown).
     max_iter : int
         Iterations (epochs for the variance-reduced solver) before giving up.
     check_every : int
@@ -214,7 +215,7 @@ class ProjectedGDA(BaseSaddleSolver):
     ----------
     step_size : float or "auto", default="auto"
         Initial step; ``"auto"`` uses ``0.5 / ell`` with ``ell`` the smoothness of the
-        non-quadratic part (1.0 when ``ell`` is unknown).
+        non-quadratic part (a step of 1.0 when ``ell`` is unknown).
     max_iter : int, default=100000
         Iterations before giving up (:class:`CertificationError`).
     check_every : int, default=20
@@ -241,7 +242,7 @@ class Extragradient(BaseSaddleSolver):
     ----------
     step_size : float or "auto", default="auto"
         Initial step; ``"auto"`` uses ``0.5 / ell`` with ``ell`` the smoothness of the
-        non-quadratic part (1.0 when ``ell`` is unknown).
+        non-quadratic part (a step of 1.0 when ``ell`` is unknown).
     max_iter : int, default=100000
         Iterations before giving up (:class:`CertificationError`).
     check_every : int, default=20
@@ -273,7 +274,7 @@ class SVRGExtragradient(BaseSaddleSolver):
     ----------
     step_size : float or "auto", default="auto"
         Initial step; ``"auto"`` uses ``0.25 / ell`` with ``ell`` the smoothness of the
-        non-quadratic part (1.0 when ``ell`` is unknown).
+        non-quadratic part (a step of 1.0 when ``ell`` is unknown).
     max_iter : int, default=10000
         Epochs before giving up (:class:`CertificationError`).
     check_every : int, default=1
