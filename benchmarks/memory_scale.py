@@ -1,4 +1,5 @@
-"""Peak memory of a fit at scale: the cases where a temporary grew with the data or the model.
+"""Peak memory and time of a fit at scale: the cases where a temporary grew with the data
+or the model, or where the time went to something other than the data.
 
 Each case runs in a fresh Python process and prints the peak of the fit's traced
 allocations (``tracemalloc``, numpy's arrays included) next to the size of its input,
@@ -17,6 +18,13 @@ not counted. The cases:
 ``op-auc``
     ``DPAUCMaximizer(solver="output_perturbation")`` on a sparse X (the certified
     solve's full gradient formed an ``n x (d + 2)`` dense matrix per call).
+``many-groups``
+    ``DPRobustClassifier`` over 50,000 groups of two rows each, their sizes released
+    privately (a time case: each count seeded its own diffprivlib ``RandomState``).
+``small-auc``
+    Default ``DPAUCMaximizer`` on 3,500 x 20 dense rows at epsilon = 10 (a time case:
+    ``n_epochs="auto"`` calibrated every rung of its doubling ladder, a PLD noise search
+    each, nearly all of the fit).
 
 ``--code DIR`` runs the cases on another checkout of the package (e.g. a ``git
 worktree`` of an older commit), to compare before and after a change::
@@ -38,7 +46,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-CASES = ("sparse-auc", "many-classes", "scaler", "op-auc")
+CASES = ("sparse-auc", "many-classes", "scaler", "op-auc", "many-groups", "small-auc")
 
 
 def sparse_rows(n, d, nnz, seed):
@@ -76,6 +84,20 @@ def build(case, scale):
         model = DPAUCMaximizer(epsilon=1.0, data_norm=1.01, pos_ratio=0.5, alpha=1.0,
                                solver="output_perturbation", random_state=0)
         return model, X, (y,), {}
+    if case == "many-groups":
+        rng = np.random.default_rng(4)
+        n = int(100_000 * scale)
+        X = rng.normal(size=(n, 10)) / np.sqrt(10.0)
+        y = (X[:, 0] + 0.3 * rng.normal(size=n) > 0).astype(int)
+        groups = np.arange(n) % max(2, n // 2)
+        model = DPRobustClassifier(epsilon=1.0, data_norm=3.0, random_state=0)
+        return model, X, (y,), {"sensitive_features": groups}
+    if case == "small-auc":
+        rng = np.random.default_rng(5)
+        n = int(3_500 * scale)
+        X = rng.normal(size=(n, 20))
+        y = (X[:, :3].sum(axis=1) + rng.normal(size=n) > 1.5).astype(int)
+        return DPAUCMaximizer(epsilon=10.0, data_norm=9.0, random_state=0), X, (y,), {}
     raise ValueError(case)
 
 

@@ -305,6 +305,12 @@ def _check_selection(search, selection_epsilon):
     if search.refit is not True:
         raise ValueError("selection_epsilon chooses the candidate to refit: the search needs "
                          f"refit=True, got refit={search.refit!r}. Nothing was spent.")
+    if not is_classifier(search.estimator):
+        raise ValueError(
+            f"selection_epsilon chooses by counts of correct predictions (scoring in "
+            f"{SELECTION_SCORING}), which a regressor's scores (R^2, errors) are not: a "
+            "private choice is for classifiers. Tune a regressor on public data, or search "
+            "with refit=False (its scores are not covered by the charge). Nothing was spent.")
     if not (isinstance(search.scoring, str) and search.scoring in SELECTION_SCORING):
         raise ValueError(
             f"selection_epsilon needs scoring in {SELECTION_SCORING} (scores that convert "
@@ -589,19 +595,33 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
     n_splits = cv.get_n_splits(X, y, groups)
     budgets = _budgets(search, candidate_steps, n_splits, selection_epsilon)
     ledger = _caller_ledger(search, accountant)
+    # The warnings are about the search's outputs: given once the charge has been made
+    # (a search refused before it, for its input or its budget, has no outputs).
+    notices = []
+    composing = sorted({name for candidate in candidates for name, step in
+                        _private_steps(candidate)
+                        if getattr(step, "composed_with", None) is not None})
+    if composing:
+        notices.append((
+            f"composed_with is not applied to {', '.join(composing)} inside a charged "
+            "search: each private step of a fit is charged its own (epsilon, delta), a "
+            "DPStandardScaler's on top of the estimator's whole total. The search's fits "
+            "are private as charged (more than the pipeline's total); for that total, "
+            "own total, cross-validate it with one accountant in one process "
+            "(cross_validate with n_jobs=1).", UserWarning))
     if _has_fixed_seed(candidate_steps):
-        warnings.warn(
+        notices.append((
             "A private estimator of this search has a fixed random_state: every fit of the "
             "search (each candidate on each split, and the refit) draws the same noise, so "
             "the fits' budgets do not compose as charged (two fits' outputs can cancel their "
             "noise). Leave random_state=None for a private search; fix it only for "
             "reproducible experiments.",
             PrivacyLeakWarning,
-        )
+        ))
     learned = sorted({name for candidate in candidates
                       for name in _non_private_fitted_steps(candidate)})
     if learned:
-        warnings.warn(
+        notices.append((
             f"The search's candidates fit {', '.join(learned)} on the private rows without "
             "noise: the released model (best_estimator_, and every fold's model) holds what "
             "it learned from them (means, scales, categories, components), which the charge "
@@ -609,46 +629,46 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
             "skdpminimax.DPStandardScaler, or diffprivlib's transformers with public bounds "
             "where the guarantee must cover preprocessing.",
             PrivacyLeakWarning,
-        )
+        ))
     if _mixes_relations(candidate_steps):
-        warnings.warn(
+        notices.append((
             "This search composes steps that are private for different neighbouring "
             "relations: replace-one with the row count public (diffprivlib models, which "
             "publish it; DPStandardScaler(neighbouring='replace_one'); skdpminimax fits "
             "with a replace-one solver) and add/remove-one (Poisson-sampled skdpminimax "
             "fits, DPStandardScaler's default), charged together. " + MIXED_RELATIONS_ADVICE,
             PrivacyLeakWarning,
-        )
+        ))
     # unknown (None) counts as add/remove-one: KFold is then reported (fail closed)
     add_remove = any(_relation_of_step(step) != "replace-one"
                      for steps in candidate_steps for step in steps)
     unstable = unstable_folds_reason(cv, add_remove)
     if unstable is not None and any(candidate_steps):
-        warnings.warn(
+        notices.append((
             f"The search's folds may change by more than one row when one row of the data "
             f"changes ({unstable}), so a fit on a training fold is not covered by the one "
             "entry it is charged. Give the search an int cv, or cv=IndependentFolds(k) "
             "(skdpminimax.folds).",
             PrivacyLeakWarning,
-        )
+        ))
     if search.refit and selection_epsilon is None and any(candidate_steps):
-        warnings.warn(
+        notices.append((
             "The search chooses its best candidate by noise-free validation scores on the "
             "private rows: best_params_, and the refitted model that reveals them, are not "
             "covered by the charge (one row can flip the choice). Pass selection_epsilon "
             "(with scoring='accuracy' or 'roc_auc') to choose privately, tune on public "
             "data, or use refit=False.",
             PrivacyLeakWarning,
-        )
+        ))
     if (not search.refit or getattr(search, "return_train_score", False)) and any(
             candidate_steps):
-        warnings.warn(
+        notices.append((
             "The search's scores (cv_results_, best_score_, best_index_, and the training "
             "scores with return_train_score=True) are computed without noise on the private "
             "rows and are not covered by the charge: use them to choose, do not publish "
             "them. Only the fitted models are private.",
             PrivacyLeakWarning,
-        )
+        ))
     folds, pinned = _checked_folds(search, cv, X, y, params, n_splits,
                                    always=selection_epsilon is not None)
     selection = None if selection_epsilon is None else _selection(
@@ -656,7 +676,10 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
     if selection is not None and search.scoring == "roc_auc":
         search = copy.copy(search)  # the estimators stay the caller's
         search.scoring = OneClassFoldAUC()  # a one-class fold: 0 pairs, not an error
-    return _charge(search, budgets, ledger, (X, y, fit_params), folds, pinned, selection)
+    charged = _charge(search, budgets, ledger, (X, y, fit_params), folds, pinned, selection)
+    for message, category in notices:
+        warnings.warn(message, category)
+    return charged
 
 
 def _refuse_non_private_candidates(search, candidates, candidate_steps):

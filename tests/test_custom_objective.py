@@ -219,6 +219,51 @@ class _HalfPrecision(CoupledMean):
         return gw.astype(np.float16), gv
 
 
+class _NoDual(CoupledMean):
+    """A plain minimisation written with an empty dual block."""
+
+    def init_params(self, rng=None):
+        return np.zeros(self.a.size), np.zeros(0)
+
+    def per_example_grads(self, w, v, data):
+        return w - data.X, np.zeros((data.n_samples, 0))
+
+    def reg_grad(self, w, v):
+        return np.zeros_like(w), np.zeros(0)
+
+    def reg_value(self, w, v):
+        return 0.0
+
+
+def test_an_empty_dual_block_is_refused_with_the_workaround():
+    """A user probe: a dual of size 0 (a minimisation) failed inside the calibration with
+    'Noise shares must be positive'; it is refused by name, before any spend, and the
+    one-coordinate dual held at 0 the message names fits."""
+    X = np.random.default_rng(0).normal(size=(80, 3))
+    acc = BudgetAccountant()
+    est = DPSaddleEstimator(_NoDual, epsilon=1.0, data_norm=3.0, random_state=0,
+                            accountant=acc, solver=NoisySGDA(batch_size=16))
+    with pytest.raises(ValueError, match=r"empty dual v block.*Box\(0\.0, 0\.0\)"):
+        est.fit(X)
+    assert acc.spent_budget == []
+    held = DPSaddleEstimator(CoupledMean, {"a": np.full(3, 1e-3), "v_bound": 0.0}, epsilon=1.0,
+                             data_norm=3.0, random_state=0, accountant=acc,
+                             solver=NoisySGDA(batch_size=16)).fit(X)
+    assert held.dual_coef_.tolist() == [0.0] and np.all(np.isfinite(held.coef_))
+
+
+def test_a_factory_that_refuses_n_classes_is_told_why_it_gets_it():
+    """A user probe: task="classification" passes n_classes, and a factory without it
+    failed with Python's bare 'unexpected keyword argument'."""
+    acc = BudgetAccountant()
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    est = DPSaddleEstimator(CoupledMean, task="classification", epsilon=1.0, data_norm=3.0,
+                            accountant=acc)
+    with pytest.raises(TypeError, match=r"n_classes \(task=classification\).*'n_classes'"):
+        est.fit(X, np.arange(60) % 2)
+    assert acc.spent_budget == []
+
+
 @pytest.mark.parametrize("objective, match", [(_TwoRowsPerExample, "one row per example"),
                                               (_DuplicatingPrepare, "number of examples")])
 def test_an_objective_that_changes_the_rows_is_refused_and_nothing_released(objective, match):

@@ -200,6 +200,25 @@ def test_a_choice_the_search_cannot_make_is_refused_before_the_charge(data, chan
     assert ledger.spent_budget == []
 
 
+def test_a_private_choice_between_regressors_is_refused_as_such():
+    """A user probe: the refusal read 'None means accuracy for a classifier' without
+    saying that no regressor's score can be chosen privately."""
+    from sklearn.datasets import make_regression
+
+    from skdpminimax import DPGroupFairRegressor
+
+    X, y = make_regression(n_samples=120, n_features=3, random_state=0)
+    ledger = BudgetAccountant()
+    for scoring in (None, "accuracy", "r2"):
+        search = GridSearchCV(DPGroupFairRegressor(epsilon=1.0, data_norm=5.0,
+                                                   bounds=(-300, 300)),
+                              {"alpha": [1e-3, 1e-1]}, cv=2, scoring=scoring)
+        with pytest.raises(ValueError, match="a private choice is for classifiers"):
+            PrivateSearchCV(search, accountant=ledger, selection_epsilon=1.0).fit(
+                X, y, sensitive_features=np.arange(120) % 2)
+    assert ledger.spent_budget == []
+
+
 @pytest.mark.parametrize("epsilon", [0.0, -1.0, np.inf, np.nan, True, "1"])
 def test_a_bad_selection_epsilon_is_refused_before_the_charge(data, epsilon):
     X, y = data

@@ -332,19 +332,25 @@ def test_a_declared_size_far_from_the_rows_warns():
 def test_a_budget_no_multiplier_certifies_is_refused_before_the_spend(n_rows):
     """A probe: at epsilon 5e-5 (delta 1e-6) with the size private, the calibration on
     the released size failed after the spend (the PLD's discretisation certifies no
-    multiplier up to 1e7). Below 1e-3 the fixed probe size is calibrated first."""
+    multiplier up to 1e7). Below 1e-3 the fixed probe size is calibrated first. At
+    1e-5 not even 15 epochs certify: refused. At 5e-5 they do, and the doubling
+    ladder's longer runs do not: a run no multiplier certifies is one too noisy to
+    choose (it refused the fit, when the ladder was walked rung by rung)."""
     X, y = make_classification(n_rows, 5, random_state=0)
     ledger = BudgetAccountant()
     with pytest.raises(ValueError, match="No noise multiplier"):
-        DPAUCMaximizer(epsilon=5e-5, delta=1e-6, data_norm=3.0, accountant=ledger,
+        DPAUCMaximizer(epsilon=1e-5, delta=1e-6, data_norm=3.0, accountant=ledger,
                        random_state=0).fit(X, y)
     assert ledger.spent_budget == []
-    # a small budget that can be certified still fits (and is charged)
+    # small budgets that can be certified fit (and are charged)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        DPAUCMaximizer(epsilon=2e-4, delta=1e-6, data_norm=3.0, accountant=ledger,
-                       random_state=0).fit(X, y)
-    assert ledger.spent_budget == [(2e-4, 1e-6)]
+        for epsilon in (5e-5, 2e-4):
+            model = DPAUCMaximizer(epsilon=epsilon, delta=1e-6, data_norm=3.0,
+                                   accountant=ledger, random_state=0).fit(X, y)
+            assert np.all(np.isfinite(model.coef_))
+    assert model.calibration_.n_steps >= 15 * model.planning_size_ / 64
+    assert ledger.spent_budget == [(5e-5, 1e-6), (2e-4, 1e-6)]
 
 
 @pytest.mark.parametrize("epsilon", [1e-6, 5e-6])

@@ -68,6 +68,9 @@ def _fresh_accountant():
     ("fair", {"bounds": (-100, 100)}, np.arange(299), "rows, expected"),
     ("fair", {"bounds": (5, -5)}, None, "lower < upper"),
     ("fair", {"bounds": (1, 1)}, None, "lower < upper"),
+    ("fair", {"bounds": ((1, 2), (3, 4))}, None, "two numbers"),  # not a raw numpy error
+    ("fair", {"bounds": ("low", 3)}, None, "two numbers"),
+    ("fair", {"bounds": (1, 2, 3)}, None, "two numbers"),
     ("fair", {"bounds": (-np.inf, np.inf)}, None, "finite"),
     ("fair", {"bounds": (0.0, np.inf)}, None, "finite"),
     ("fair", {"bounds": (-1e308, 1e308)}, None, "finite width"),  # the width overflows
@@ -103,6 +106,16 @@ def test_bad_input_raises_before_spending(make, kwargs, sf, match):
     with pytest.raises(ValueError, match=match):
         est.fit(X, y, sensitive_features=groups if sf is None else sf)
     assert tuple(acc.total()) == (0.0, 0.0)
+
+
+def test_bounds_may_be_size_one_arrays():
+    """diffprivlib takes array bounds; size-1 arrays (a user's) are two numbers."""
+    X, y, groups = _regression()
+    fitted = [DPGroupFairRegressor(epsilon=1.0, data_norm=5.0, bounds=bounds, random_state=0)
+              .fit(X, y, sensitive_features=groups)
+              for bounds in [(-300.0, 300.0), (np.array([-300.0]), np.array([300.0]))]]
+    assert fitted[1].bounds_ == (-300.0, 300.0)
+    np.testing.assert_array_equal(fitted[0].coef_, fitted[1].coef_)
 
 
 def test_integer_valued_float_groups_are_accepted():
@@ -177,11 +190,11 @@ def test_group_counts_use_the_solver_relation_sensitivity(relation, factor, monk
 
     seen = []
 
-    def spy(count, upper, epsilon, rng):
-        seen.append(epsilon)
-        return count
+    def spy(counts, upper, epsilon, rng):
+        seen.extend([epsilon] * len(counts))
+        return np.asarray(counts)
 
-    monkeypatch.setattr(groups_module, "private_count", spy)
+    monkeypatch.setattr(groups_module, "private_counts", spy)
     X, y, groups = _classification()
     sampler = "poisson" if relation == "add/remove-one" else "without_replacement"
     clf = DPRobustClassifier(epsilon=2.0, data_norm=5.0, group_ratios_budget=0.1,
@@ -438,6 +451,30 @@ def test_geometric_noise_std_matches_the_mechanism(epsilon):
     draws = np.array([mech.randomise(0) for _ in range(20000)], float)
     assert geometric_noise_std(epsilon) == pytest.approx(draws.std(), rel=0.04)
     assert geometric_noise_std(np.inf) == 0.0
+
+
+def test_private_counts_are_independent_truncated_geometric_releases():
+    """The vector release that serves the group counts: one count gives private_count's
+    draw for the same seed; every count is clamped to [0, upper] before the noise and its
+    release stays there; the noise of many counts has the geometric std and no
+    correlation between neighbours in the vector (one stream, independent draws)."""
+    from skdpminimax.privacy.mechanisms import (
+        geometric_noise_std,
+        private_count,
+        private_counts,
+    )
+
+    for seed in range(5):
+        assert private_counts([37], 100, 0.7, np.random.default_rng(seed))[0] == \
+            private_count(37, 100, 0.7, np.random.default_rng(seed))
+    np.testing.assert_array_equal(private_counts([-3, 5, 250], 100, np.inf,
+                                                 np.random.default_rng(0)), [0, 5, 100])
+    edge = private_counts([0, 100] * 500, 100, 0.5, np.random.default_rng(1))
+    assert edge.min() >= 0 and edge.max() <= 100
+    noise = private_counts(np.full(20000, 500), 1000, 0.5, np.random.default_rng(2)) - 500.0
+    assert noise.std() == pytest.approx(geometric_noise_std(0.5), rel=0.04)
+    assert abs(noise.mean()) < 0.1
+    assert abs(np.corrcoef(noise[:-1], noise[1:])[0, 1]) < 0.03
 
 
 def test_parity_regressor_resolves_its_solver_before_fit():

@@ -185,6 +185,37 @@ def test_randomized_search_needs_int_random_state(data):
     assert ledger.spent_budget == [(1.0, 1e-5)] * (2 * CV + 1)
 
 
+def test_a_refused_charge_warns_of_nothing(data):
+    """The search's privacy warnings are about its outputs: a search refused for its
+    budget (nothing spent) has none, and gives none; the charged one gives them."""
+    X, y = data
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(BudgetError, match="Nothing was spent"):
+            charge_search(grid_search(), X, y, accountant=BudgetAccountant(epsilon=3.0))
+    assert [str(w.message) for w in caught] == []
+    with pytest.warns(PrivacyLeakWarning, match="noise-free validation scores"):
+        charge_search(grid_search(), X, y, accountant=BudgetAccountant())
+
+
+def test_composed_with_in_a_charged_search_warns_of_the_sum(data):
+    """Inside a charged search composed_with is not applied (a prepaid ledger holds no
+    pending release): each step is charged its own epsilon, which the search says."""
+    X, y = data
+    ledger = BudgetAccountant()
+    pipe = make_pipeline(DPStandardScaler(epsilon=0.3, bounds=(-4.0, 4.0), random_state=0),
+                         model(epsilon=1.3, composed_with="pending"))
+    search = GridSearchCV(pipe, {}, cv=CV, refit=False, scoring="roc_auc")
+    with pytest.warns(UserWarning, match="composed_with is not applied to "
+                                         "dpaucmaximizer inside a charged search"):
+        PrivateSearchCV(search, accountant=ledger).fit(X, y)
+    assert ledger.total()[0] == pytest.approx(CV * (0.3 + 1.3))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        PrivateSearchCV(grid_search(refit=False), accountant=BudgetAccountant()).fit(X, y)
+    assert not [w for w in caught if "composed_with" in str(w.message)]
+
+
 # ---- the guard: a plain search in other processes fails loudly ---------------------
 
 @pytest.mark.parametrize("accountant", ["user", None])

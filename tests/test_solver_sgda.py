@@ -6,6 +6,7 @@ from scipy.optimize import minimize
 
 from skdpminimax.objectives import SaddleData, SquareLossAUC
 from skdpminimax.privacy import PrivacyBudget, clip_rows
+from skdpminimax.privacy.calibration import UncertifiableBudgetError
 from skdpminimax.solvers import NoisySGDA
 
 
@@ -311,6 +312,49 @@ def test_auto_epochs_lengthen_while_the_noise_is_small(n, epsilon):
                                           np.random.default_rng(0))
     assert res.n_iter == cal.n_steps
     assert res.calibration.noise_multiplier == cal.noise_multiplier
+
+
+@pytest.mark.parametrize("base", [820, 1000, 5000, 7999, 8000, 9000])
+@pytest.mark.parametrize("growth", [1.0, 2.0, 4.0])
+def test_auto_epochs_ladder_is_searched_from_a_guess(base, growth):
+    """The ladder's longest quiet rung is the rung-by-rung walk's, for every place the
+    energy can cross its limit and however fast it grows with the run (growth: the
+    energy's power of the length), with at most 3 + ceil(log2(rungs)) calibrations
+    (a walk needs up to one per rung), and 2 besides the 15 epochs' where the energy
+    grows in proportion to the length (the guess is then right)."""
+    from types import SimpleNamespace
+
+    from skdpminimax.solvers import sgda as sgda_module
+
+    rungs = sgda_module._ladder(base)
+    assert all(b == min(2 * a, 8000) for a, b in zip([base] + rungs, rungs))
+    assert rungs[-1:] == ([8000] if base < 8000 else [])
+    sampler = SimpleNamespace(sensitivity_factor=1.0, normalizer=1.0)
+    for start_energy in (1e-4, 0.01, 0.1, 0.3, 0.6):
+        planned = []
+
+        def plan(n_steps, start_energy=start_energy):
+            planned.append(n_steps)
+            z = np.sqrt(start_energy * (n_steps / base) ** growth)  # energy = z^2 here
+            return SimpleNamespace(n_steps=n_steps, block_noise_multipliers=(z, z))
+
+        walk = base
+        for n_steps in rungs:
+            if start_energy * (n_steps / base) ** growth > 0.5:
+                break
+            walk = n_steps
+        assert sgda_module._longest_quiet_run(base, plan, 1, sampler).n_steps == walk
+        assert planned[0] == base and len(set(planned)) == len(planned)
+        if start_energy == 0.6:  # a rung no noise certifies counts as too noisy
+            def refusing(n_steps):
+                if n_steps > base:
+                    raise UncertifiableBudgetError("no multiplier up to 1e7")
+                return plan(n_steps)
+
+            assert sgda_module._longest_quiet_run(base, refusing, 1, sampler).n_steps == base
+        assert len(planned) <= 3 + int(np.ceil(np.log2(max(len(rungs), 1))))
+        if growth == 1.0:
+            assert len(planned) <= 3
 
 
 def test_auto_epochs_validation():

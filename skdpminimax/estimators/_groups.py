@@ -11,7 +11,7 @@ from numbers import Integral, Number, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from skdpminimax.privacy.mechanisms import private_count
+from skdpminimax.privacy.mechanisms import private_counts
 from skdpminimax.solvers import NoisySGDA, resolve_solver
 
 __all__ = ["encode_groups", "encode_public_groups", "labels_array", "GroupRatiosMixin",
@@ -358,7 +358,7 @@ class GroupRatiosMixin:
         relation = task_data.get("neighboring_relation", "replace-one")
         epsilon = budget.epsilon / (1.0 if relation == "add/remove-one" else 2.0)
         counts = np.bincount(codes, minlength=k)
-        noisy = np.array([max(1, private_count(c, n, epsilon, rng)) for c in counts], float)
+        noisy = np.maximum(private_counts(counts, n, epsilon, rng), 1).astype(float)
         self._check_released_counts(noisy, epsilon)
         return {"group_ratios": noisy / noisy.sum()}
 

@@ -241,8 +241,17 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         params = dict(self.objective_params or {})
         if self.task == "classification":  # the number of classes is public (classes_)
             params["n_classes"] = len(self.classes_)
-        objective = self.objective_factory(n_features=n_features, data_norm=data_norm,
-                                           **params)
+        try:
+            objective = self.objective_factory(n_features=n_features, data_norm=data_norm,
+                                               **params)
+        except TypeError as exc:
+            if "unexpected keyword argument" not in str(exc):
+                raise
+            raise TypeError(
+                f"objective_factory was called with n_features, data_norm"
+                f"{', n_classes (task=classification)' if 'n_classes' in params else ''} and "
+                f"objective_params {sorted(self.objective_params or {})}, and refused one: "
+                f"{exc}. Accept them as keyword arguments. Nothing was spent.") from exc
         missing = [name for name in _REQUIRED if not hasattr(objective, name)]
         if missing:
             raise TypeError(

@@ -284,11 +284,16 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
 
     def _resolve_bounds(self, y):
         if self.bounds is not None:
-            # Equal bounds would clip every target to one value: nothing to learn.
-            if len(self.bounds) != 2 or not float(self.bounds[0]) < float(self.bounds[1]):
-                raise ValueError(f"bounds must be (lower, upper) with lower < upper, "
-                                 f"got {self.bounds!r}.")
-            return self._check_width(float(self.bounds[0]), float(self.bounds[1]), "bounds")
+            # Two numbers (size-1 arrays too, as diffprivlib takes them); equal bounds
+            # would clip every target to one value: nothing to learn.
+            try:
+                low, high = (float(np.asarray(b, dtype=float).reshape(())) for b in self.bounds)
+            except (TypeError, ValueError):
+                low = high = math.nan
+            if not low < high:
+                raise ValueError(f"bounds must be two numbers (lower, upper) for y, with "
+                                 f"lower < upper; got {self.bounds!r}.")
+            return self._check_width(low, high, "bounds")
         if math.isfinite(self.epsilon):  # without noise there is no guarantee to lose
             warnings.warn(
                 "Bounds parameter hasn't been specified, so falling back to determining range "

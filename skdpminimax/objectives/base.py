@@ -65,6 +65,24 @@ def _check_prepared(objective, data, prepared):
 _STAND_IN_ROWS = 64
 
 
+def _refuse_empty_blocks(objective):
+    """Refuse an objective whose ``init_params`` gives an empty block, by name (the
+    calibration would fail on it with a message about noise shares)."""
+    try:
+        w, v = objective.init_params(np.random.default_rng(0))
+    except Exception:  # noqa: BLE001 - the stand-in batches report it, with context
+        return
+    empty = [name for name, block in (("primal w", w), ("dual v", v)) if np.size(block) == 0]
+    if empty:
+        raise ValueError(
+            f"{type(objective).__name__}.init_params returned an empty {empty[0]} block: "
+            "the solvers release both blocks of min_w max_v at every step, and an empty "
+            "one has no noise to calibrate. For a plain minimisation, declare a dual of "
+            "one coordinate held at 0 (dual_set = Box(0.0, 0.0), v = np.zeros(1), its "
+            "per-example gradient 0, lipschitz()[1] a small positive bound, which keeps "
+            "its share of the noise small). Nothing was spent.")
+
+
 def check_shapes_on_stand_in(objective, n_features, y=None, groups=None):
     """Refuse, before any spend, an objective that fails on stand-in batches or returns
     blocks of the wrong shape.
@@ -96,6 +114,7 @@ def check_shapes_on_stand_in(objective, n_features, y=None, groups=None):
     many_rows = is_users(objective) or isinstance(engine_sums, functools.partial) or (
         defining_class(forwarded_to_base(objective, "clipped_grad_sums"), "clipped_grad_sums")
         in (None, SaddleObjective))
+    _refuse_empty_blocks(objective)
     for rows in (m, 1):
         stand_in = SaddleData(
             np.zeros((rows, n_features)),

@@ -402,9 +402,15 @@ def fit_ledger(accountant, origin_pid=None):
             "ledger and the budget would be lost. " + advice)
     if origin_pid != _process_stamp():
         raise LostLedgerError(
-            f"This estimator was pickled in process {origin_pid} and is being fitted in process "
-            f"{_process_stamp()} with accountant=None: the spend would go to this process's default "
-            "accountant, not the caller's, and the budget would be lost. " + advice)
+            f"This estimator (or the one it was cloned from) was pickled in process "
+            f"{origin_pid} and is being fitted in process {_process_stamp()} with "
+            "accountant=None: the spend would go to this process's default accountant, "
+            "not necessarily the caller's, and in a worker the budget would be lost. To "
+            "refit a model "
+            "loaded from disk, name the ledger that pays: set_params(accountant=your "
+            "BudgetAccountant, or BudgetAccountant.load_default() for this process's "
+            "default). " + advice.replace("To fit this copy anyway, attach the ledger "
+                                          "again with set_params(accountant=...).", ""))
     return resolve_accountant(None)
 
 

@@ -10,9 +10,8 @@ import numpy as np
 import scipy.sparse as sp
 from diffprivlib.mechanisms import Geometric, GeometricTruncated
 
-__all__ = ["clip_factors", "clip_rows", "clipped_sum", "private_count", "private_size",
-           "scaled_by_factors",
-           "row_norms", "squared_row_norms"]
+__all__ = ["clip_factors", "clip_rows", "clipped_sum", "private_count", "private_counts",
+           "private_size", "scaled_by_factors", "row_norms", "squared_row_norms"]
 
 
 def clip_rows(X, max_norm, copy=False):
@@ -279,9 +278,20 @@ def private_count(count, upper, epsilon, rng):
     :mod:`skdpminimax.base`); a count above it is first clamped to it (which keeps
     the sensitivity 1). ``epsilon=np.inf`` returns the exact count.
     """
-    count = min(max(int(count), 0), int(upper))
+    return int(private_counts([count], upper, epsilon, rng)[0])
+
+
+def private_counts(counts, upper, epsilon, rng):
+    """Each of ``counts`` released as :func:`private_count` does, ``epsilon``-DP each.
+
+    One mechanism and one diffprivlib ``RandomState`` (seeded once from ``rng``) serve
+    every count: the noises are independent draws of one stream, and seeding a
+    ``RandomState`` per count cost ~0.35 ms each (17 of 26 s at 50,000 groups). How the
+    counts compose (parallel for a histogram) is the caller's to account.
+    """
+    counts = np.minimum(np.maximum(np.asarray(counts, dtype=np.int64), 0), int(upper))
     if math.isinf(epsilon):
-        return count
+        return counts
     mech = GeometricTruncated(
         epsilon=epsilon,
         sensitivity=1,
@@ -289,4 +299,4 @@ def private_count(count, upper, epsilon, rng):
         upper=int(upper),
         random_state=np.random.RandomState(rng.integers(2**32)),
     )
-    return int(mech.randomise(count))
+    return np.array([int(mech.randomise(int(c))) for c in counts], dtype=np.int64)

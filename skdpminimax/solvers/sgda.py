@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from skdpminimax._compiled import sgda_kernel, sgda_kernel_unavailable
+from skdpminimax.privacy.calibration import UncertifiableBudgetError
 from skdpminimax.privacy.samplers import make_sampler
 from skdpminimax.solvers._planning import (
     calibrate_gradient_blocks,
@@ -75,13 +76,50 @@ def _nonconvex_step_clip(energy, n_steps):
     return product
 
 
-def _lengthen(calibration, plan, n_primal, sampler):
-    """The longest run on the doubling ladder whose noise energy stays small (data-free)."""
-    while calibration.n_steps < _AUTO_TARGET_STEPS:
-        longer = plan(min(2 * calibration.n_steps, _AUTO_TARGET_STEPS))
-        if primal_noise_energy(longer, n_primal, sampler) > _AUTO_MAX_ENERGY:
-            break
-        calibration = longer
+def _ladder(n_steps):
+    """The longer runs of the doubling ladder from ``n_steps``: ``2 n, 4 n, ...``, the
+    last one ``_AUTO_TARGET_STEPS``."""
+    rungs = []
+    while n_steps < _AUTO_TARGET_STEPS:
+        n_steps = min(2 * n_steps, _AUTO_TARGET_STEPS)
+        rungs.append(n_steps)
+    return rungs
+
+
+def _longest_quiet_run(n_steps, plan, n_primal, sampler):
+    """The calibration of the longest run on the doubling ladder from ``n_steps`` whose
+    noise energy stays small, ``n_steps`` itself if none does (data-free).
+
+    Each rung planned is a full noise calibration (0.5-10 s on small data, by sampler),
+    and a rung by rung walk planned up to six. The energy grows with the run's length,
+    about in proportion to it where the noise is large (the multiplier as its square
+    root) and more slowly where it is small: the first rung tried is the last one that
+    proportional growth from ``n_steps``'s energy keeps quiet, then its neighbour across
+    that guess, then the rest of the ladder by bisection. The rung found is the walk's
+    (the energy is monotone in the length), typically in two calibrations besides
+    ``n_steps``'s."""
+    calibration = plan(n_steps)
+    rungs = _ladder(n_steps)
+    if not rungs:
+        return calibration
+    energy = primal_noise_energy(calibration, n_primal, sampler)
+    guess = sum(1 for n in rungs if energy * n / n_steps <= _AUTO_MAX_ENERGY) - 1
+    passing, failing = -1, len(rungs)  # rungs[: passing + 1] pass; rungs[failing:] fail
+    probe, tries = min(max(guess, 0), len(rungs) - 1), 0
+    while failing - passing > 1:
+        try:
+            longer = plan(rungs[probe])
+        except UncertifiableBudgetError:  # no noise certifies a run this long: too noisy
+            longer = None
+        if longer is None or primal_noise_energy(longer, n_primal, sampler) > _AUTO_MAX_ENERGY:
+            failing = probe
+        else:
+            passing, calibration = probe, longer
+        tries += 1
+        if tries == 1:  # the guessed boundary's other side
+            probe = passing + 1 if passing == probe else failing - 1
+        else:
+            probe = (passing + failing) // 2
     return calibration
 
 
@@ -324,10 +362,12 @@ class NoisySGDA(PrivateSolver):
                 clip_w, self.clip_v, self.noise_allocation,
             )
 
-        calibration = plan(self._n_steps(sampler))
         # Full batch: a step is an epoch, and thousands of them are no default on large data.
         if self.n_iter is None and self.n_epochs == "auto" and self.batch_size is not None:
-            calibration = _lengthen(calibration, plan, objective.n_primal, sampler)
+            calibration = _longest_quiet_run(self._n_steps(sampler), plan, objective.n_primal,
+                                             sampler)
+        else:
+            calibration = plan(self._n_steps(sampler))
         # The objective's per-coordinate dual clips, as solve will ask for them (public
         # inputs only): a malformed typical_dual_clips fails here, before the spend.
         dual_clips(objective, self.clip_v, 1.0,
