@@ -452,20 +452,22 @@ def _check_kept_plan(solver, calibration, planned):
 _DENSIFY_MAX_ENTRIES = 1 << 22
 
 
-# Below this epsilon a pure-DP count's geometric noise (scale ~1 / epsilon) overflows
-# diffprivlib's sampler (1e-300 and 1e-320 failed after the spend, a review); a count
-# released at 1e-9 is already noise of std ~1.4e9.
-MIN_COUNT_EPSILON = 1e-9
+# Below this epsilon a pure-DP count's geometric noise (std ~1.4 / epsilon) exceeds a
+# million: the count is noise, and a size released so is a run's length (a fuzzing
+# review: DPSaddleEstimator's 15 epochs of a size released at 1e-9 ran for hours,
+# after the spend). Far below it the noise overflows diffprivlib's sampler (1e-300).
+MIN_COUNT_EPSILON = 1e-6
 
 
 def _check_count_epsilon(name, epsilon):
     """Refuse, before the spend, a private count at an epsilon (``name``'s share) whose
-    geometric noise would overflow after it."""
+    geometric noise would swamp any count (or overflow) after it."""
     if epsilon < MIN_COUNT_EPSILON:
         raise ValueError(
             f"{name} leaves epsilon {epsilon:g} for a private count, below "
-            f"{MIN_COUNT_EPSILON:g}: its noise would overflow. Raise the share, or "
-            "declare the value public. Nothing was spent.")
+            f"{MIN_COUNT_EPSILON:g}: its noise (std {1.41 / max(epsilon, 1e-300):.2g}) would "
+            "swamp any count. Raise the share or the budget, or declare the value public "
+            "(n_samples_budget=<int>, group_ratios, pos_ratio). Nothing was spent.")
 
 
 def _dense_if_small(X):

@@ -586,3 +586,21 @@ def test_a_random_start_is_drawn_from_the_fits_generator(game, solver):
     np.testing.assert_array_equal(runs[0].w, runs[1].w)
     np.testing.assert_array_equal(runs[0].v, runs[1].v)
     assert not np.array_equal(runs[0].w, runs[2].w)
+
+
+@pytest.mark.parametrize("solver", ["output_perturbation", "phased_output_perturbation"])
+@pytest.mark.parametrize("data_norm", [1e100, 1e-300])
+def test_constants_out_of_float_range_are_refused_before_the_spend(solver, data_norm):
+    """A fuzzing review: data_norm 1e100 (accepted up to 1e150) made the phased solve
+    raise OverflowError after its spend, and 1e-300 made the accuracy target 0, which
+    the fallback refused after the spend (1e-160 ran for minutes). The stability bound,
+    target and noise are now checked in float64 before anything is spent."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    ledger = BudgetAccountant()
+    model = DPAUCMaximizer(epsilon=1.0, data_norm=data_norm, solver=solver,
+                           accountant=ledger, random_state=0)
+    with pytest.raises(ValueError, match="cannot plan a release in float64.*Nothing was spent"):
+        model.fit(X, y)
+    assert ledger.spent_budget == []

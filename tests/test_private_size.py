@@ -399,3 +399,26 @@ def test_the_plan_size_is_the_largest_half_of_the_released_size_that_certifies()
     assert solver.asked == [5000, 2500, 1250, 625]
     with pytest.raises(ValueError, match="No noise multiplier"):
         _certifiable_plan_size(_CertifiesUpTo(0), None, 4, budget)
+
+
+def test_a_count_of_vanishing_epsilon_is_refused_before_the_spend():
+    """A fuzzing review: n_samples_budget=1e-9 left the size's count epsilon 1e-9 (noise
+    std ~1.4e9); DPSaddleEstimator planned 15 epochs of the released size and ran for
+    hours after its spend. A count below epsilon 1e-6 is refused, for every estimator."""
+    from skdpminimax import DPSaddleEstimator, DPStandardScaler
+
+    from test_custom_objective import CoupledMean
+
+    X, y = make_classification(60, 3, n_informative=2, n_redundant=0, random_state=0)
+    ledger = BudgetAccountant()
+    for model in (DPSaddleEstimator(CoupledMean, data_norm=3.0, n_samples_budget=1e-9,
+                                    accountant=ledger),
+                  DPAUCMaximizer(data_norm=3.0, n_samples_budget=5e-7, accountant=ledger),
+                  DPStandardScaler(epsilon=1e-5, bounds=(-5, 5), n_samples_budget=0.05,
+                                   accountant=ledger)):
+        with pytest.raises(ValueError, match="private count, below 1e-06.*Nothing was spent"):
+            model.fit(X, y)
+    assert ledger.spent_budget == []
+    DPAUCMaximizer(data_norm=3.0, n_samples_budget=2e-6, accountant=ledger,
+                   random_state=0).fit(X, y)  # a count at 2e-6 is released
+    assert ledger.spent_budget == [(1.0, 1e-5)]

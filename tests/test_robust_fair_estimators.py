@@ -71,6 +71,9 @@ def _fresh_accountant():
     ("fair", {"bounds": ((1, 2), (3, 4))}, None, "two numbers"),  # not a raw numpy error
     ("fair", {"bounds": ("low", 3)}, None, "two numbers"),
     ("fair", {"bounds": (1, 2, 3)}, None, "two numbers"),
+    ("fair", {"bounds": {0.0, 1.0}}, None, "two numbers"),  # a set has no order
+    ("robust", {"group_ratios": ["a", "b"]}, None, "must hold numbers"),
+    ("robust", {}, np.array([[1, 2], [3]] * 150, dtype=object), "one label per row"),
     ("fair", {"bounds": (-np.inf, np.inf)}, None, "finite"),
     ("fair", {"bounds": (0.0, np.inf)}, None, "finite"),
     ("fair", {"bounds": (-1e308, 1e308)}, None, "finite width"),  # the width overflows
@@ -679,3 +682,13 @@ def test_fair_score_is_documented_as_overall_r2():
     assert model.score(X, y) == r2_score(y, model.predict(X))
     doc = DPGroupFairRegressor.score.__doc__
     assert "not** the worst group" in doc and "worst_group_loss" in doc
+
+
+def test_a_regressor_given_string_targets_says_so():
+    """A fuzzing review: string y reached numpy's 'could not convert string to float'."""
+    X, _, groups = _regression()
+    ledger = _fresh_accountant()
+    with pytest.raises(ValueError, match="is a regressor: y must be numeric.*Nothing was spent"):
+        DPGroupFairRegressor(data_norm=5.0, bounds=(-1, 1), accountant=ledger).fit(
+            X, np.array(["a", "b"] * (len(X) // 2)), sensitive_features=groups)
+    assert ledger.spent_budget == []

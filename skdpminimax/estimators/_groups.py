@@ -118,7 +118,14 @@ def _unique(column):
         values, codes = np.unique(without_negative_zeros(column), return_inverse=True)
         return values, codes.reshape(-1).astype(np.intp)
     keys = [_group_key(v) for v in flat]
-    distinct = set(keys)
+    try:
+        distinct = set(keys)
+    except TypeError as exc:  # a list or dict per row: not a label
+        kinds = sorted({type(v).__name__ for v in flat if not _hashable(v)})
+        raise ValueError(
+            f"sensitive_features must hold one label per row and attribute (numbers, "
+            f"strings, booleans); got values of type {', '.join(kinds)}. Pass a 2-D array "
+            "(or a DataFrame) for several attributes.") from exc
     try:
         order = sorted(distinct)
     except TypeError:  # values of one kind that do not compare (e.g. plain objects)
@@ -127,6 +134,14 @@ def _unique(column):
     values = np.empty(len(order), dtype=object)
     values[:] = [value for _, value in order]
     return values, np.fromiter((index[key] for key in keys), np.intp, len(keys))
+
+
+def _hashable(value):
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _group_key(label):
@@ -311,7 +326,7 @@ class GroupRatiosMixin:
                     "rare group into another. Nothing was spent.")
             values = [keyed[_group_key(g)] for g in labels]
         else:
-            values = np.asarray(gr, dtype=float)
+            values = np.asarray(gr)  # numbers checked below
             if values.ndim != 1:
                 raise ValueError(f"group_ratios must be a dict or a 1-D array, got shape "
                                  f"{values.shape}.")
@@ -321,7 +336,11 @@ class GroupRatiosMixin:
                     f"{len(labels)} groups {labels!r} (an empty or unseen group?). Pass a dict "
                     "{group: ratio} to name them."
                 )
-        values = np.asarray(values, dtype=float)
+        try:
+            values = np.asarray(values, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"group_ratios must hold numbers (frequencies or counts), got "
+                             f"{self.group_ratios!r}.") from exc
         if np.any(~np.isfinite(values)) or np.any(values <= 0):
             raise ValueError(f"group_ratios must be positive, got {values.tolist()}.")
         total = float(values.sum())

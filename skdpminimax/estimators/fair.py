@@ -243,7 +243,11 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         y = np.asarray(y)
         if y.ndim != 1:
             raise ValueError(f"{type(self).__name__} needs a 1-D target, got shape {y.shape}.")
-        y = y.astype(np.float64)
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{type(self).__name__} is a regressor: y must be numeric "
+                             f"({exc}). Nothing was spent.") from exc
         if not np.all(np.isfinite(y)):  # strings such as "inf" pass scikit-learn's check
             raise ValueError(f"{type(self).__name__}: y contains NaN or infinity after its "
                              "conversion to float. Nothing was spent.")
@@ -287,6 +291,8 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
             # Two numbers (size-1 arrays too, as diffprivlib takes them); equal bounds
             # would clip every target to one value: nothing to learn.
             try:
+                if isinstance(self.bounds, (set, frozenset, dict)):  # no (lower, upper) order
+                    raise TypeError("unordered bounds")
                 low, high = (float(np.asarray(b, dtype=float).reshape(())) for b in self.bounds)
             except (TypeError, ValueError):
                 low = high = math.nan

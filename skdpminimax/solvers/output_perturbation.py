@@ -221,7 +221,41 @@ def stability_bound(objective, n_samples):
             "Output perturbation needs finite per-example gradient bounds (objective.lipschitz()) "
             "from public constants; bound the sets and the data."
         )
-    return 4.0 / n_samples**2 * (g_w**2 / mu_w + g_v**2 / mu_v)
+    try:
+        return 4.0 / n_samples**2 * (g_w**2 / mu_w + g_v**2 / mu_v)
+    except OverflowError:  # Python floats raise where numpy's would give inf
+        return math.inf
+
+
+# The smallest Euclidean accuracy a certified solve is asked for: below it the target
+# is lost to underflow (subnormal, or 0: the fallback's step count refuses it) or takes
+# ever longer to certify in float64 (data_norm 1e-60: 65 s for 60 rows), after the
+# spend. Rows of norm ~1 ask for 1e-6 at a billion rows.
+_MIN_TOL = 1e-12
+
+
+def check_target_in_range(objective, n_samples, accuracy_ratio):
+    """Refuse, before the spend, public constants whose stability bound, accuracy
+    target or noise overflow or underflow float64 (a ``data_norm`` of 1e100 or 1e-160,
+    say; a fuzzing review: the phased solve raised OverflowError after the spend, a
+    tiny target raised or ran for minutes). Public inputs only."""
+    q_stab = stability_bound(objective, n_samples)
+    moduli = [float(m) for m in objective.strong_convexity()]
+    target = accuracy_ratio**2 * q_stab
+    try:
+        tol = math.sqrt(target / max(moduli))
+        sens = (1.0 + 2.0 * accuracy_ratio) * math.sqrt(q_stab / min(moduli))
+    except (OverflowError, ZeroDivisionError, ValueError):
+        tol = sens = math.nan
+    if not (math.isfinite(sens) and math.isfinite(tol) and tol >= _MIN_TOL):
+        g_w, g_v = (float(g) for g in objective.lipschitz())
+        raise ValueError(
+            f"Output perturbation cannot plan a release in float64 for these public "
+            f"constants: gradient bounds {g_w:.3g} / {g_v:.3g} (objective.lipschitz()), "
+            f"moduli {moduli[0]:.3g} / {moduli[1]:.3g}, {n_samples} rows give a stability "
+            f"bound {q_stab:.3g} and an accuracy {tol:.3g} (at least {_MIN_TOL:g} "
+            "needed). Rescale the data bound (data_norm), the targets or the sets' radius "
+            "towards 1. Nothing was spent.")
 
 
 def certified_solve(base_solver, objective, data, target, init, rng, *, loose=False):
@@ -462,6 +496,7 @@ class OutputPerturbation(_OutputPerturbationBase):
         """
         self._validate_params()
         self._sensitivity(objective, n_samples)  # fails early on a non-SC-SC objective
+        check_target_in_range(objective, n_samples, self.accuracy_ratio)
         self._base()  # and on a base solver that cannot be copied
         z = analytic_gaussian_sigma(budget.epsilon, budget.delta, 1.0)
         return _calibration(z, 1, n_samples, 1.0, budget, (z, z), 1)
@@ -616,6 +651,15 @@ class PhasedOutputPerturbation(_OutputPerturbationBase):
         """Per-release noise multiplier (noise std over sensitivity), data-free."""
         self._validate_params()
         variant, mu, n_phases, passes = self._plan(objective, n_samples, budget)
+        # Each phase's bound holds whatever its centre (lipschitz() and the moduli do
+        # not read it) on a chunk of at least n // K rows: checked before the spend.
+        w0, v0 = objective.init_params()
+        for which in passes:
+            centre = np.zeros_like(w0 if which == "primal" else v0)
+            for k in range(1, n_phases + 1):
+                check_target_in_range(
+                    self._phase_objective(objective, variant, which, mu, k, centre),
+                    max(1, n_samples // n_phases), self.accuracy_ratio)
         self._base()  # fails early on a base solver that cannot be copied
         z = self._noise_multiplier(budget, passes)
         n_rel = n_phases * len(passes)
