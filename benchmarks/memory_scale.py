@@ -35,6 +35,7 @@ worktree`` of an older commit), to compare before and after a change::
 
 import argparse
 import json
+import math
 import os
 import resource
 import subprocess
@@ -107,21 +108,25 @@ def input_bytes(X):
     return X.nbytes
 
 
-def run_case(case, scale):
-    """Fit one case in this process; print one JSON line."""
+def run_case(case, scale, trace=True):
+    """Fit one case in this process; print one JSON line. ``trace=False``: time the fit
+    without tracemalloc, which slows pure-Python loops several-fold (peak not measured)."""
     import skdpminimax
 
     warnings.simplefilter("ignore")
     model, X, args, kwargs = build(case, scale)
-    tracemalloc.start()
+    if trace:
+        tracemalloc.start()
     start = time.perf_counter()
     model.fit(X, *args, **kwargs)
     seconds = time.perf_counter() - start
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+    peak = math.nan
+    if trace:
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
     print(json.dumps({
         "case": case, "shape": list(X.shape), "input_mb": round(input_bytes(X) / 1e6, 1),
-        "fit_peak_mb": round(peak / 1e6, 1),
+        "fit_peak_mb": round(peak / 1e6, 1) if trace else None,
         "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3, 1),
         "fit_seconds": round(seconds, 1),
         "package": os.path.dirname(os.path.dirname(skdpminimax.__file__))}))
@@ -133,10 +138,12 @@ def main():
     parser.add_argument("--scale", type=float, default=1.0, help="multiplies every case's rows")
     parser.add_argument("--code", default=None,
                         help="directory holding the skdpminimax package to measure (default: installed)")
+    parser.add_argument("--time-only", action="store_true",
+                        help="time the fits without tracemalloc (no peak is measured)")
     parser.add_argument("--one", choices=CASES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        run_case(args.one, args.scale)
+        run_case(args.one, args.scale, trace=not args.time_only)
         return
     env = dict(os.environ)
     if args.code:
@@ -144,11 +151,12 @@ def main():
     print(f"{'case':<14}{'shape':>18}{'input MB':>10}{'fit peak MB':>13}{'max RSS MB':>12}{'fit s':>8}")
     for case in args.cases:
         out = subprocess.run([sys.executable, os.path.abspath(__file__), "--one", case,
-                              "--scale", str(args.scale)],
+                              "--scale", str(args.scale)]
+                             + (["--time-only"] if args.time_only else []),
                              env=env, capture_output=True, text=True, check=True)
         r = json.loads(out.stdout.strip().splitlines()[-1])
         shape = "x".join(str(s) for s in r["shape"])
-        print(f"{case:<14}{shape:>18}{r['input_mb']:>10}{r['fit_peak_mb']:>13}"
+        print(f"{case:<14}{shape:>18}{r['input_mb']:>10}{str(r['fit_peak_mb'] if r['fit_peak_mb'] is not None else '-'):>13}"
               f"{r['max_rss_mb']:>12}{r['fit_seconds']:>8}", flush=True)
     print(f"package: {r['package']}")
 
