@@ -213,6 +213,36 @@ def test_large_epsilon_calibrates_without_overflow(epsilon):
     assert 0 < calibration.noise_multiplier < 1 and calibration.epsilon <= epsilon
 
 
+def test_an_accountant_that_fails_its_own_monotonicity_check_certifies_nothing(monkeypatch):
+    """dp-accounting 0.5.0 on Python 3.10 raised 'deltas are not in non-increasing order'
+    building the PLD of the tiny multipliers a search tries at epsilon 1000: such a z
+    certifies nothing (more noise is tried), and other errors still propagate."""
+    from dp_accounting import pld
+
+    compose = pld.PLDAccountant.compose
+
+    def fragile(self, event, *args, **kwargs):
+        z = getattr(getattr(event, "event", event), "event", None)
+        z = getattr(z, "noise_multiplier", 1.0)
+        if z < 0.5:
+            raise ValueError("deltas are not in non-increasing order: deltas=[...]")
+        return compose(self, event, *args, **kwargs)
+
+    monkeypatch.setattr(pld.PLDAccountant, "compose", fragile)
+    sampler = PoissonSampler(10_000, 100)
+    assert certified_epsilon(sampler, 0.1, 100, 1e-5) == math.inf
+    calibration._calibrate_cached.cache_clear()
+    found = calibrate_noise_multiplier(sampler, 100, 50.0, 1e-5)
+    assert found.noise_multiplier >= 0.5 and found.epsilon <= 50.0
+
+    def broken(self, event, *args, **kwargs):
+        raise ValueError("something else")
+
+    monkeypatch.setattr(pld.PLDAccountant, "compose", broken)
+    with pytest.raises(ValueError, match="something else"):
+        certified_epsilon(sampler, 1.0, 100, 1e-5)
+
+
 def test_noise_ratios_are_checked_and_one_ratio_is_the_plain_composition():
     sampler = PoissonSampler(2000, 50)
     for bad in ((), (0.0, 1.0), (math.inf,), (-1.0,)):
