@@ -570,7 +570,7 @@ def test_a_vanishing_share_for_a_count_is_refused_before_the_spend(kwargs):
     acc = BudgetAccountant()
     est = DPGroupFairRegressor(epsilon=1.0, data_norm=5.0, bounds=(-300, 300), accountant=acc,
                                **kwargs)
-    with pytest.raises(ValueError, match="below 1e-09: its noise would overflow"):
+    with pytest.raises(ValueError, match="below 1e-06: its noise .* would swamp any count"):
         est.fit(X, y, sensitive_features=groups)
     assert tuple(acc.total()) == (0.0, 0.0)
 
