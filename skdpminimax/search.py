@@ -607,8 +607,8 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
             "search: each private step of a fit is charged its own (epsilon, delta), a "
             "DPStandardScaler's on top of the estimator's whole total. The search's fits "
             "are private as charged (more than the pipeline's total); for that total, "
-            "own total, cross-validate it with one accountant in one process "
-            "(cross_validate with n_jobs=1).", UserWarning))
+            "cross-validate it with one accountant in one process (cross_validate with "
+            "n_jobs=1).", UserWarning))
     if _has_fixed_seed(candidate_steps):
         notices.append((
             "A private estimator of this search has a fixed random_state: every fit of the "

@@ -10,7 +10,6 @@ point and the audit to turn a measured mu into an epsilon.
 import math
 
 import numpy as np
-
 from scipy import special
 
 __all__ = ["gaussian_sigma", "gdp_delta", "gdp_epsilon"]

@@ -391,26 +391,24 @@ def fit_ledger(accountant, origin_pid=None):
     """
     if origin_pid is None or isinstance(accountant, PrepaidLedger):
         return resolve_accountant(accountant)
-    advice = ("To tune with n_jobs > 1 or on a cluster, wrap the search in "
+    tuning = ("To tune with n_jobs > 1 or on a cluster, wrap the search in "
               "skdpminimax.search.PrivateSearchCV (or charge it with charge_search): it charges "
-              "your accountant in this process for every fit before the search starts. To fit "
-              "this copy anyway, attach the ledger again with set_params(accountant=...).")
+              "your accountant in this process for every fit before the search starts.")
     if accountant is not None:
         raise LostLedgerError(
             "This estimator's accountant is a copy of your BudgetAccountant made by pickling "
             "(a joblib worker, a Dask worker or deepcopy): spending on it would not reach your "
-            "ledger and the budget would be lost. " + advice)
+            f"ledger and the budget would be lost. {tuning} To fit this copy anyway, attach "
+            "the ledger again with set_params(accountant=...).")
     if origin_pid != _process_stamp():
         raise LostLedgerError(
             f"This estimator (or the one it was cloned from) was pickled in process "
             f"{origin_pid} and is being fitted in process {_process_stamp()} with "
             "accountant=None: the spend would go to this process's default accountant, "
             "not necessarily the caller's, and in a worker the budget would be lost. To "
-            "refit a model "
-            "loaded from disk, name the ledger that pays: set_params(accountant=your "
-            "BudgetAccountant, or BudgetAccountant.load_default() for this process's "
-            "default). " + advice.replace("To fit this copy anyway, attach the ledger "
-                                          "again with set_params(accountant=...).", ""))
+            "refit a model loaded from disk, name the ledger that pays: "
+            "set_params(accountant=your BudgetAccountant, or "
+            "BudgetAccountant.load_default() for this process's default). " + tuning)
     return resolve_accountant(None)
 
 
