@@ -41,8 +41,9 @@ import math
 from numbers import Real
 
 import numpy as np
-from diffprivlib.mechanisms import Exponential
 from sklearn.metrics import get_scorer
+
+from skdpminimax.privacy.mechanisms import exponential_mechanism
 
 __all__ = ["ExponentialSelection", "OneClassFoldAUC", "SELECTION_SCORING",
            "check_selection_epsilon", "fold_pair_counts"]
@@ -126,10 +127,7 @@ class ExponentialSelection:
         int
             A candidate drawn by the exponential mechanism on :meth:`utilities`.
         """
-        mechanism = Exponential(epsilon=self.epsilon, sensitivity=1.0,
-                                utility=[float(u) for u in self.utilities(cv_results)],
-                                random_state=np.random.RandomState(self.rng.integers(2**32)))
-        return int(mechanism.randomise())
+        return exponential_mechanism(self.utilities(cv_results), self.epsilon, self.rng)
 
     def forget(self):
         """Drop the folds' sizes and pair counts (exact counts of the private rows) and
