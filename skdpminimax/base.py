@@ -165,6 +165,9 @@ _SHARED_PARAMETER_DOCS = """    random_state : int, Generator, RandomState or No
 _PLANNING_SIZE_DOC = """    planning_size_ : int
         The size the solver planned on: ``len(X)``, or under add/remove-one the
         released count (see ``n_samples_budget``).
+    data_norm_ : float
+        The row-norm bound the rows were clipped to: ``data_norm``, or where it was
+        left ``None`` the one read off the data (with a ``PrivacyLeakWarning``).
     solver_info_ : dict
         The solver's settings as run, for audit: e.g. ``clip_w``, ``clip_v`` (a list,
         one per dual coordinate, where ``clip_v="auto"`` clips per group),
@@ -391,22 +394,26 @@ def _same_run(calibration, expected, fields=_PLD_FIELDS):
 
 def _certifiable_plan_size(solver, objective, size, budget):
     """``size`` (a released count), or, where no multiplier certifies a run planned on
-    it, the largest ``size / 2^k`` whose run one does.
+    it, the first of the probe size ``_PROBE_SIZE`` (if larger) and ``size / 2^k``
+    whose run one does.
 
     At a tiny epsilon the released size can be huge (its noise has scale ``1 /
     epsilon``), and the run's steps grow with it until the accountant's bound levels
     off above the target: the fit failed after its spend. A plan on a smaller size
-    samples at a higher rate, which the calibration accounts for. It is computed from
-    the released count alone, so it is post-processing: no privacy cost, no new leak.
+    samples at a higher rate, which the calibration accounts for. The released size
+    can as well be tiny (clamped to 1 row): a run of full batches, which no multiplier
+    certifies at such an epsilon either (the PLD's discretisation; a review found 4 of
+    6 seeds failing after the spend at epsilon 5e-5 on 40 rows). A plan on the probe
+    size samples at a lower rate; below ``_SMALL_EPSILON`` that size was certified
+    before the spend (``_dry_run``). Either plan is computed from the released count
+    alone, so it is post-processing: no privacy cost, no new leak.
     """
-    planned = size
-    while True:
+    halves = [size >> k for k in range(1, max(int(size), 1).bit_length())]
+    for planned in [size] + ([_PROBE_SIZE] if size < _PROBE_SIZE else []) + halves:
         try:
             solver.calibrate(objective, planned, budget)
-        except UncertifiableBudgetError:
-            if planned <= 1:
-                raise
-            planned = max(1, planned // 2)
+        except UncertifiableBudgetError as exc:
+            error = exc
             continue
         if planned != size:
             warnings.warn(
@@ -415,6 +422,7 @@ def _certifiable_plan_size(solver, objective, size, budget):
                 "sampling rate, accounted for). At such a budget the model is mostly noise: "
                 "declare the size (n_samples_budget=N) or raise epsilon.", UserWarning)
         return planned
+    raise error
 
 
 def _check_planned_on(solver, objective, size, budget, calibration):
@@ -446,16 +454,20 @@ def _check_kept_plan(solver, calibration, planned):
 # Sparse X whose dense copy has at most this many entries (32 MB) is fitted dense: the
 # same batches, noise and result (to rounding), several times faster (row slicing of
 # CSR batches and no compiled kernel cost 2-10x on one-hot data of 50 columns). Decided
-# from the shape alone, which is public: the number of stored entries is not (it would
-# decide, unpaid, between refusals and runners). The limit was 2^24 entries, and a
-# 5,000 x 3,000 CSR at 1% density (1.7 MB) took 344 MB to fit (a scale probe).
+# from the shape alone, not from the number of stored entries (which would decide,
+# unpaid, between refusals and runners). Under add/remove-one the row count is private
+# too, but here it chooses only a runner: the same batches and noise, and results equal
+# to rounding; what it changes is the fit's time, a side channel outside the
+# guarantee (docs/privacy_model.md). No refusal follows it (see sparse_input below).
+# The limit was 2^24 entries, and a 5,000 x 3,000 CSR at 1% density (1.7 MB) took
+# 344 MB to fit (a scale probe).
 _DENSIFY_MAX_ENTRIES = 1 << 22
 
 
 # Below this epsilon a pure-DP count's geometric noise (std ~1.4 / epsilon) exceeds a
 # million: the count is noise, and a size released so is a run's length (a fuzzing
 # review: DPSaddleEstimator's 15 epochs of a size released at 1e-9 ran for hours,
-# after the spend). Far below it the noise overflows diffprivlib's sampler (1e-300).
+# after the spend). Far below it the geometric draws leave int64.
 MIN_COUNT_EPSILON = 1e-6
 
 
@@ -881,6 +893,13 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
             releases = pending_releases(accountant)
             return releases if releases and not math.isinf(self.epsilon) else ()
         releases = tuple(spec or ())
+        if releases and getattr(accountant, "slack", 0) > 0:
+            raise ValueError(
+                "composed_with with an accountant of slack > 0: the fit's entry would be "
+                "the total less the earlier releases' charges, which bounds the pair (the "
+                "releases and this fit) but not this fit alone, and a ledger with slack "
+                "composes its entries by advanced composition as if each held alone. Use "
+                "an accountant with slack=0, or drop composed_with. Nothing was spent.")
         if not all(isinstance(r, Release) for r in releases):
             raise TypeError("composed_with must hold skdpminimax.privacy.Release records "
                             "(e.g. a fitted DPStandardScaler's release_).")

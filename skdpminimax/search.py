@@ -669,8 +669,7 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
             "them. Only the fitted models are private.",
             PrivacyLeakWarning,
         ))
-    folds, pinned = _checked_folds(search, cv, X, y, params, n_splits,
-                                   always=selection_epsilon is not None)
+    folds, pinned = _checked_folds(search, cv, X, y, params, n_splits)
     selection = None if selection_epsilon is None else _selection(
         search, selection_epsilon, y, folds)
     if selection is not None and search.scoring == "roc_auc":
@@ -773,18 +772,11 @@ def _split_params(search, groups, params):
     return {"groups": groups}
 
 
-def _same_folds(first, second):
-    return len(first) == len(second) and all(
-        np.array_equal(a_train, b_train) and np.array_equal(a_test, b_test)
-        for (a_train, a_test), (b_train, b_test) in zip(first, second))
-
-
-def _checked_folds(search, cv, X, y, params, n_splits, always=False):
-    """The search's cross-validation folds, drawn as its fit will draw them, and whether
-    they must be pinned (replayed to the search) to be the folds that were checked:
-    ``always`` where a private selection's sensitivity rests on their sizes (two equal
-    draws of an unseeded splitter do not make the third equal: on tiny data they can
-    coincide by chance)."""
+def _checked_folds(search, cv, X, y, params, n_splits):
+    """The search's cross-validation folds, drawn as its fit will draw them, and the
+    splitter that replays them to the search, so that the folds it fits are the folds
+    that were checked (and, for a private choice, whose sizes its sensitivity rests
+    on)."""
     # A copy: drawing must not advance the RandomState of the caller's splitter.
     cv = copy.deepcopy(cv)
     split_params = _split_params(search, params.get("groups"), params)
@@ -792,9 +784,10 @@ def _checked_folds(search, cv, X, y, params, n_splits, always=False):
     if len(folds) != n_splits:  # the search itself refuses this, after the charge
         raise ValueError(f"The search's cv gave {len(folds)} splits where its get_n_splits "
                          f"said {n_splits}. Nothing was spent.")
-    # A splitter that shuffles without a fixed seed draws other folds at every call.
-    pinned = always or not _same_folds(folds, list(cv.split(X, y, **split_params)))
-    return folds, (_CheckedFolds(folds, cv) if pinned else None)
+    # Always replayed: a splitter that shuffles without a fixed seed draws other folds
+    # at every call, and two draws that agree (by chance, on tiny data) do not make the
+    # search's own draw agree; it would run unchecked folds after the charge (a review).
+    return folds, _CheckedFolds(folds, cv)
 
 
 class _CheckedFolds:

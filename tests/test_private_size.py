@@ -342,15 +342,17 @@ def test_a_budget_no_multiplier_certifies_is_refused_before_the_spend(n_rows):
         DPAUCMaximizer(epsilon=1e-5, delta=1e-6, data_norm=3.0, accountant=ledger,
                        random_state=0).fit(X, y)
     assert ledger.spent_budget == []
-    # small budgets that can be certified fit (and are charged)
+    # small budgets that can be certified fit (and are charged), whatever the released
+    # size: seeds 0, 2 and 3 release a size clamped to 1 row, whose full batches no
+    # multiplier certifies (they failed after the spend; now planned on the probe size)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for epsilon in (5e-5, 2e-4):
+        for epsilon, seed in ((5e-5, 0), (5e-5, 2), (5e-5, 3), (2e-4, 0)):
             model = DPAUCMaximizer(epsilon=epsilon, delta=1e-6, data_norm=3.0,
-                                   accountant=ledger, random_state=0).fit(X, y)
+                                   accountant=ledger, random_state=seed).fit(X, y)
             assert np.all(np.isfinite(model.coef_))
     assert model.calibration_.n_steps >= 15 * model.planning_size_ / 64
-    assert ledger.spent_budget == [(5e-5, 1e-6), (2e-4, 1e-6)]
+    assert ledger.spent_budget == [(5e-5, 1e-6)] * 3 + [(2e-4, 1e-6)]
 
 
 @pytest.mark.parametrize("epsilon", [3e-5, 5e-5])
@@ -389,6 +391,17 @@ class _CertifiesUpTo:
             raise UncertifiableBudgetError("No noise multiplier up to 1e7")
 
 
+class _CertifiesFrom(_CertifiesUpTo):
+    """Certifies runs planned on at least ``limit`` (a tiny size runs full batches)."""
+
+    def calibrate(self, objective, n_samples, budget):
+        from skdpminimax.privacy.calibration import UncertifiableBudgetError
+
+        self.asked.append(n_samples)
+        if n_samples < self.limit:
+            raise UncertifiableBudgetError("No noise multiplier up to 1e7")
+
+
 def test_the_plan_size_is_the_largest_half_of_the_released_size_that_certifies():
     from skdpminimax.base import _certifiable_plan_size
     from skdpminimax.privacy import PrivacyBudget
@@ -398,7 +411,12 @@ def test_the_plan_size_is_the_largest_half_of_the_released_size_that_certifies()
     solver = _CertifiesUpTo(1000)
     with pytest.warns(UserWarning, match="planned on 625 rows instead"):
         assert _certifiable_plan_size(solver, None, 5000, budget) == 625
-    assert solver.asked == [5000, 2500, 1250, 625]
+    # below the probe size it is tried first (a tiny released size: full batches)
+    assert solver.asked == [5000, 10_000, 2500, 1250, 625]
+    solver = _CertifiesFrom(10_000)
+    with pytest.warns(UserWarning, match="planned on 10000 rows instead"):
+        assert _certifiable_plan_size(solver, None, 3, budget) == 10_000
+    assert solver.asked == [3, 10_000]
     with pytest.raises(ValueError, match="No noise multiplier"):
         _certifiable_plan_size(_CertifiesUpTo(0), None, 4, budget)
 

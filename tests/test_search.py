@@ -519,9 +519,11 @@ def test_unseeded_shuffled_folds_are_the_checked_ones(data, n_jobs, monkeypatch)
     assert prepaid.cv_results_["split0_test_score"].shape == (2,)
     # Run, the search keeps the splitter, not the folds' indices (a privacy review)
     assert repr(prepaid.cv) == repr(splitter)
+    # a seeded splitter's folds are replayed too (its own draws would be the same)
     seeded = KFold(2, shuffle=True, random_state=0)
     kept = charge_search(grid_search(cv=seeded), X, y, accountant=ledger).cv
-    assert isinstance(kept, KFold) and repr(kept) == repr(seeded)
+    assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+               for a, b in zip(kept.split(X, y), seeded.split(X, y)))
 
 
 class _CoincidesTwice(KFold):
@@ -555,11 +557,12 @@ def test_a_private_selection_always_replays_the_checked_folds(data, monkeypatch)
     assert len(replayed) == 2 and all(
         np.array_equal(train, fold[0]) and np.array_equal(test, fold[1])
         for (train, test), fold in zip(replayed, checked))
-    # without a private selection, two equal draws still leave the splitter in place
+    # without a private selection too (a later review: the unchecked third draw ran
+    # after the charge; see test_a_search_fits_the_folds_it_checked_even_when...)
     kept = charge_search(GridSearchCV(model(random_state=None), GRID, cv=_CoincidesTwice(),
                                       scoring="accuracy"),
                          X, y, accountant=BudgetAccountant()).cv
-    assert isinstance(kept, _CoincidesTwice)
+    assert not isinstance(kept, _CoincidesTwice)
 
 
 def test_drawing_the_folds_leaves_the_callers_random_state_alone(data):
@@ -728,3 +731,47 @@ def test_a_run_search_keeps_no_row_count_fold_indices_or_fold_counts(data):
     with pytest.raises(RuntimeError, match="chosen already"):
         fitted.refit(fitted.cv_results_)
     assert search.predict(X).shape == (len(X),)
+
+
+class _AgreesTwiceThenDrifts:
+    """An unseeded splitter as a privacy review scripted it: its first two draws agree
+    (what happens by chance on tiny data), its third gives a training fold of one
+    class. Only a search that replays its checked draw never meets the third. The
+    count is shared by copies, as the entropy of an unseeded splitter is."""
+
+    calls = [0]
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return 2
+
+    def split(self, X, y=None, groups=None):
+        self.calls[0] += 1
+        order = np.argsort(y, kind="stable") if self.calls[0] > 2 else np.arange(len(y))
+        half = len(y) // 2
+        yield order[half:], order[:half]
+        yield order[:half], order[half:]
+
+
+def test_a_search_fits_the_folds_it_checked_even_when_two_draws_agree(data):
+    X, y = data
+    ledger = BudgetAccountant()
+    _AgreesTwiceThenDrifts.calls[0] = 0
+    search = PrivateSearchCV(grid_search(cv=_AgreesTwiceThenDrifts()), accountant=ledger)
+    search.fit(X, y)  # the third draw would fail fits: "needs 2 classes"
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+    assert ledger.spent_budget == expected_entries()
+
+
+def test_composed_with_is_refused_on_an_accountant_with_slack(data):
+    """The fit's entry under composed_with bounds the pair only; advanced composition
+    (slack > 0) treats entries as bounds on their own (a privacy review)."""
+    from skdpminimax import DPStandardScaler
+
+    X, y = data
+    ledger = BudgetAccountant(slack=1e-6)
+    scaler = DPStandardScaler(epsilon=0.5, bounds=(-5.0, 5.0), accountant=ledger,
+                              random_state=0).fit(X)
+    est = model(epsilon=1.5, delta=2e-5, accountant=ledger, composed_with=[scaler.release_])
+    with pytest.raises(ValueError, match="slack"):
+        est.fit(scaler.transform(X), y)
+    assert len(ledger.spent_budget) == 1  # the scaler's only
