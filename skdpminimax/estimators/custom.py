@@ -108,7 +108,14 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         reach the objective as ``data.groups``).
     classes_ : ndarray
         The sorted labels of ``y`` (``task="classification"`` only).
-    calibration_, privacy_spent_, solver_
+    calibration_ : NoiseCalibration
+        Noise multiplier, steps, sampler, neighbouring relation and accountant of the
+        solver's run.
+    privacy_spent_ : PrivacyBudget
+        ``(epsilon, delta)`` charged to the accountant by this fit (see
+        ``n_samples_budget`` for the size's share).
+    solver_ : solver
+        The fitted solver object (a copy of ``solver``).
 
     Notes
     -----

@@ -157,8 +157,10 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         ``lambda^+ - lambda^-`` (demographic parity).
     group_ratios_ : ndarray of shape (n_groups,)
     calibration_ : NoiseCalibration
+        Noise multiplier, steps, sampler and accountant of the solver.
     {planning_size_attribute}
     privacy_spent_ : PrivacyBudget
+        ``(epsilon, delta)`` charged to the accountant by this fit.
 
     Notes
     -----

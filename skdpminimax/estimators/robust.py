@@ -84,8 +84,10 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     group_ratios_ : ndarray of shape (n_groups,)
         Group frequencies used (public, or the private release).
     calibration_ : NoiseCalibration
+        Noise multiplier, steps, sampler and accountant of the solver.
     {planning_size_attribute}
     privacy_spent_ : PrivacyBudget
+        ``(epsilon, delta)`` charged to the accountant by this fit.
     solver_, objective_ : the fitted solver and the objective it solved.
 
     Notes

@@ -174,10 +174,14 @@ def check_on_the_rows(objective, data, chunk_rows=4096):
         for start in range(0, prepared.n_samples, chunk_rows):
             chunk = prepared.take(np.arange(start, min(start + chunk_rows, prepared.n_samples)))
             clipped_sums(w, v, chunk, 1.0, 1.0)
-            if not all(np.all(np.isfinite(np.asarray(g, dtype=float)))
-                       for g in objective.per_example_grads(w, v, chunk)):
+            grads = objective.per_example_grads(w, v, chunk)
+            if not all(np.all(np.isfinite(np.asarray(g, dtype=float))) for g in grads):
                 raise FloatingPointError("gradients that are not finite (NaN or inf) on "
                                          "some rows")
+            if start == 0:
+                _check_rows_are_separate(objective, w, v, chunk, grads, clipped_sums)
+    except _RowsNotSeparate:
+        raise
     except Exception as exc:  # noqa: BLE001 - in the fit it would silently drop rows
         raise ValueError(
             f"{type(objective).__name__} fails on the training rows at its start point "
@@ -185,6 +189,52 @@ def check_on_the_rows(objective, data, chunk_rows=4096):
             "fails on would count as zero (fitted on the other rows, or on noise alone). "
             "Make the objective accept every row the public bounds allow."
         ) from exc
+
+
+class _RowsNotSeparate(ValueError):
+    """A per-example gradient that depends on other rows of its batch."""
+
+
+# Rows of the first chunk recomputed alone by _check_rows_are_separate.
+_SEPARATE_ROWS = 4
+
+
+def _check_rows_are_separate(objective, w, v, chunk, grads, clipped_sums):
+    """Refuse an objective whose row ``i`` of ``per_example_grads`` (or whose clipped
+    sums) depend on the other rows of the batch: the clip bounds one row's own
+    gradient, so such an objective moves the noisy sum by more than the noise is
+    calibrated for (a review: a batch mean returned on every row moved the clipped sum
+    by 2.99 where the noise assumed 2). A few rows of the first chunk, each alone."""
+    n = chunk.n_samples
+    rows = sorted({0, n // 3, (2 * n) // 3, n - 1})[:_SEPARATE_ROWS] if n > 1 else []
+    gw, gv = (np.asarray(g, dtype=float) for g in grads)
+    sum_w = np.zeros_like(w, dtype=float)
+    sum_v = np.zeros_like(v, dtype=float)
+    for i in rows:
+        one = chunk.take(np.array([i]))
+        aw, av = (np.asarray(g, dtype=float) for g in objective.per_example_grads(w, v, one))
+        for batch_row, alone in ((gw[i], aw[0]), (gv[i], av[0])):
+            scale = max(1.0, float(np.max(np.abs(alone), initial=0.0)))
+            if not np.allclose(batch_row, alone, rtol=1e-6, atol=1e-9 * scale):
+                raise _RowsNotSeparate(
+                    f"{type(objective).__name__}.per_example_grads gives row {i} of a "
+                    "batch another gradient than the same row alone: each row's gradient "
+                    "must depend on that example only (and the parameters). The clip "
+                    "bounds a row's own gradient, so this objective would move the noisy "
+                    "sum by more than the noise is calibrated for. (A batch mean or "
+                    "normalisation returned per row is the usual slip.) Nothing was spent.")
+        cw, cv = clipped_sums(w, v, one, 1.0, 1.0)
+        sum_w, sum_v = sum_w + np.asarray(cw, dtype=float), sum_v + np.asarray(cv, dtype=float)
+    if rows:
+        bw, bv = clipped_sums(w, v, chunk.take(np.array(rows)), 1.0, 1.0)
+        for together, apart in ((bw, sum_w), (bv, sum_v)):
+            if not np.allclose(np.asarray(together, dtype=float), apart, rtol=1e-6,
+                               atol=1e-9 * max(1.0, len(rows))):
+                raise _RowsNotSeparate(
+                    f"{type(objective).__name__}.clipped_grad_sums of {len(rows)} rows is "
+                    "not the sum of its value on each row alone: the sum of clipped "
+                    "per-example gradients is what the noise is calibrated for. Nothing "
+                    "was spent.")
 
 
 class SaddleData:
@@ -478,6 +528,16 @@ class RegularizedObjective(SaddleObjective):
         self.center_v = np.zeros_like(v0) if center_v is None else np.asarray(center_v, float)
         self.primal_set = base.primal_set
         self.dual_set = base.dual_set
+
+    # What the estimators read off an objective to predict: the base's, when it has
+    # them (a factory returning base.regularized(...) lost predict, and score raised).
+    _PREDICTIONS = ("predict", "decision_function", "predict_proba")
+
+    def __getattr__(self, name):
+        base = self.__dict__.get("base")  # absent while copy or pickle builds the object
+        if name in RegularizedObjective._PREDICTIONS and base is not None:
+            return getattr(base, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def init_params(self, rng=None):
         return self.base.init_params(rng)

@@ -92,6 +92,11 @@ class NoiseCalibration:
     block_noise_multipliers : tuple of float
         Per-block multipliers ``z_b`` (noise std on block ``b``'s sum over its
         sensitivity), filled in by the solver that splits ``z`` among its blocks.
+        For the gradient solvers they combine as ``z = (sum_b z_b^-2)^-1/2``.
+        Output perturbation has one sensitivity for both blocks together, so it
+        reports ``(z, z)``; the phased one ``(z, 0.0)``, where 0.0 means that the
+        dual is not released from the data (it releases a data-free ``v``). Empty
+        for a solver that does not split (NISPP).
     n_compositions : int
         How many of the ``n_steps`` releases one example can affect, i.e. how many
         times the accountant composed the step's event (``n_steps``, or 1 for

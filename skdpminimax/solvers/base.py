@@ -94,8 +94,31 @@ class PrivateSolver(BaseEstimator, ABC):
 SOLVERS = {}
 
 
-def register_solver(name, factory):
-    """Make ``solver=name`` build ``factory()`` (a fresh, unfitted solver)."""
+def register_solver(name, factory, *, replace=False):
+    """Make ``solver=name`` build ``factory()`` (a fresh, unfitted solver).
+
+    Parameters
+    ----------
+    name : str
+        The name estimators accept as ``solver=name``.
+    factory : callable
+        Called with no argument for every fit; returns a solver object (``calibrate``
+        and ``solve``).
+    replace : bool, default=False
+        Allow replacing a name already registered (the built-in ``"sgda"`` is
+        :class:`DPSaddleEstimator`'s default); without it that is refused.
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"A solver's name must be a non-empty string, got {name!r}.")
+    if not callable(factory):
+        raise TypeError(
+            f"register_solver({name!r}, factory): factory must be callable (a class or a "
+            f"function returning a fresh solver), got {type(factory).__name__}.")
+    if name in SOLVERS and not replace:
+        raise ValueError(
+            f"A solver named {name!r} is already registered; pass replace=True to replace "
+            "it (every estimator that resolves this name then builds your solver), or "
+            "choose another name.")
     SOLVERS[name] = factory
 
 
@@ -109,7 +132,8 @@ def fresh_copy(solver):
 
 
 def resolve_solver(solver):
-    """A fresh solver from a registered name, or a clone of a solver object."""
+    """A fresh solver from a registered name, or a fresh copy of a solver object
+    (:func:`fresh_copy`)."""
     if isinstance(solver, str):
         try:
             return SOLVERS[solver]()
@@ -122,4 +146,5 @@ def resolve_solver(solver):
             "solver must be a registered name or an object with calibrate() and solve(), "
             f"got {type(solver).__name__}."
         )
-    return clone(solver) if isinstance(solver, BaseEstimator) else solver
+    # Each fit gets its own copy: repeated fits (and the user's object) share no state.
+    return fresh_copy(solver)

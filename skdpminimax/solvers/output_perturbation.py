@@ -212,8 +212,10 @@ def stability_bound(objective, n_samples):
     if not (mu_w > 0 and mu_v > 0):
         raise ValueError(
             "Output perturbation needs a strongly-convex-strongly-concave objective "
-            f"(strong_convexity() = {(mu_w, mu_v)}); add regularisation (e.g. alpha > 0) or "
-            "use PhasedOutputPerturbation."
+            f"(strong_convexity() = {(mu_w, mu_v)}); add regularisation (the estimators' "
+            "alpha > 0; objective.regularized(lam) for your own objective, whose "
+            "one-point dual of a plain minimisation may declare any positive modulus) "
+            "or use PhasedOutputPerturbation."
         )
     g_w, g_v = (float(g) for g in objective.lipschitz())
     if not (math.isfinite(g_w) and math.isfinite(g_v)):
@@ -322,12 +324,22 @@ def _attempt(solver, objective, data, tol, init, rng, diagnostics):
         if w.shape != np.shape(w0) or v.shape != np.shape(v0):
             return None  # an untrusted solver's malformed answer: the engine goes on
         w, v = objective.primal_set.project(w), objective.dual_set.project(v)
-        diagnostics["n_grad_evals"] += int(getattr(sol, "n_grad_evals", 0))
     except Exception:  # noqa: BLE001 -- a failure must not decide what is released
         return None
     if not (np.all(np.isfinite(w)) and np.all(np.isfinite(v))):
         return None
+    diagnostics["n_grad_evals"] += _work_done(sol)
     return w, v
+
+
+def _work_done(solution):
+    """The solution's optional ``n_grad_evals`` (work done, not private), 0 when it
+    has none that reads as a count: a diagnostic must not discard a good point."""
+    try:
+        count = float(getattr(solution, "n_grad_evals", 0))
+    except (TypeError, ValueError):
+        return 0
+    return int(count) if math.isfinite(count) and count >= 0 else 0
 
 
 def _read_only(data):

@@ -123,6 +123,14 @@ def _longest_quiet_run(n_steps, plan, n_primal, sampler):
     return calibration
 
 
+def _auto_step_words(objective, auto):
+    """What ``step_size='auto'`` is, for a warning: a certified ``1 / smoothness()``
+    only where the objective declares a finite one."""
+    if np.isfinite(objective.smoothness()):
+        return f"the certified step 1 / smoothness() = {auto:.3g}"
+    return f"step_size='auto''s fallback of {auto:.3g} (smoothness() is unknown: inf)"
+
+
 def _stable_step(modulus):
     """Largest step the certified curvature ``modulus`` allows (``1 / mu``; no limit
     without one). The "scaled" rule sizes the step from the noise and the solution's
@@ -454,9 +462,9 @@ class NoisySGDA(PrivateSolver):
                 else:  # a user objective that did not declare its scale: say so
                     warnings.warn(
                         f"step_size='scaled': {type(objective).__name__} declares no "
-                        "typical_solution_norm(), so the certified step 1 / smoothness() = "
-                        f"{auto:.3g} is used (as step_size='auto'). Declare the public "
-                        "scale, or pass a numeric step.", UserWarning)
+                        f"typical_solution_norm(), so {_auto_step_words(objective, auto)} "
+                        "is used (as step_size='auto'). Declare the public scale, or pass "
+                        "a numeric step.", UserWarning)
             # Both rules: "auto"'s 0.1 (no smoothness known, the MLP) can exceed it too.
             eta = min(eta, _stable_step(_curvature(objective, 0)))
         eta_v = eta if self.dual_step_size is None else self.dual_step_size

@@ -1,0 +1,143 @@
+"""Contracts of the extension points, from a review by a researcher bringing their own
+objective, base solver and solver objects (each test failed before its fix)."""
+
+import types
+import warnings
+
+import numpy as np
+import pytest
+from diffprivlib.accountant import BudgetAccountant
+
+from skdpminimax import DPSaddleEstimator
+from skdpminimax.objectives import SaddleData
+from skdpminimax.solvers import (
+    Extragradient,
+    NoisySGDA,
+    OutputPerturbation,
+    register_solver,
+)
+from skdpminimax.solvers.base import SOLVERS
+from skdpminimax.solvers.output_perturbation import certified_solve
+from test_custom_objective import CoupledMean
+
+
+class _Certified(CoupledMean):
+    certified_constants = True
+
+
+class _BatchMeanRows(CoupledMean):
+    """The slip: the batch's mean gradient returned on every row."""
+
+    def per_example_grads(self, w, v, data):
+        gw, gv = super().per_example_grads(w, v, data)
+        return (np.repeat(gw.mean(0, keepdims=True), len(gw), 0),
+                np.repeat(gv.mean(0, keepdims=True), len(gv), 0))
+
+
+class _BatchScaledSums(CoupledMean):
+    """An exact-clip override that scales by the batch size: not a sum of rows."""
+
+    exact_clipped_sums = True
+
+    def clipped_grad_sums(self, w, v, data, clip_w, clip_v):
+        sw, sv = super().clipped_grad_sums(w, v, data, clip_w, clip_v)
+        return sw * data.n_samples, sv
+
+
+@pytest.mark.parametrize("objective", [_BatchMeanRows, _BatchScaledSums])
+def test_an_objective_whose_rows_depend_on_each_other_is_refused_before_the_spend(objective):
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    acc = BudgetAccountant()
+    est = DPSaddleEstimator(objective, epsilon=1.0, data_norm=3.0, accountant=acc,
+                            random_state=0)
+    with pytest.raises(ValueError, match="alone") as info:
+        est.fit(X)
+    assert "Nothing was spent" in str(info.value)
+    assert acc.total()[0] == 0.0
+    # the honest objective fits
+    DPSaddleEstimator(CoupledMean, epsilon=1.0, data_norm=3.0, random_state=0).fit(X)
+
+
+@pytest.mark.parametrize("evals", [None, float("nan"), "many", -3])
+def test_a_base_solvers_point_is_kept_whatever_its_work_count(evals):
+    """n_grad_evals is an optional diagnostic: an unreadable one must not discard the
+    point (it used to: the engine fell back to its own solver)."""
+    rng = np.random.default_rng(0)
+    objective = _Certified(2, 3.0)
+    data = SaddleData(rng.normal(size=(40, 2)))
+    exact = Extragradient().solve_saddle(objective, data, 1e-10)
+
+    class Exact:
+        def solve_saddle(self, objective, data, tol, *, init=None, rng=None):
+            return types.SimpleNamespace(w=exact.w, v=exact.v, n_grad_evals=evals)
+
+    w, v, diagnostics = certified_solve(Exact(), objective, data, 1e-12, None, rng)
+    np.testing.assert_array_equal(w, exact.w)
+    np.testing.assert_array_equal(v, exact.v)
+    assert diagnostics["n_grad_evals"] == data.n_samples  # the engine's certificate only
+    assert not diagnostics["a_priori_fallback"]
+
+
+def test_register_solver_refuses_to_replace_a_name_silently():
+    with pytest.raises(ValueError, match="already registered"):
+        register_solver("sgda", OutputPerturbation)
+    with pytest.raises(TypeError, match="callable"):
+        register_solver("mine", OutputPerturbation())
+    assert SOLVERS["sgda"] is NoisySGDA
+    register_solver("sgda", NoisySGDA, replace=True)  # explicit: allowed
+    assert SOLVERS["sgda"] is NoisySGDA
+
+
+def test_a_solver_object_that_is_not_an_estimator_is_copied_for_each_fit():
+    class Counting:
+        """A private solver by composition (not a BaseEstimator)."""
+
+        def __init__(self):
+            self.inner = NoisySGDA(n_epochs=1)
+            self.n_solves = 0
+
+        def __getattr__(self, name):  # the inner solver's attributes (backend, ...)
+            if "inner" not in self.__dict__:  # while copy builds the object
+                raise AttributeError(name)
+            return getattr(self.__dict__["inner"], name)
+
+        def calibrate(self, *args, **kwargs):
+            return self.inner.calibrate(*args, **kwargs)
+
+        def solve(self, *args, **kwargs):
+            self.n_solves += 1
+            return self.inner.solve(*args, **kwargs)
+
+    mine = Counting()
+    X = np.random.default_rng(1).normal(size=(60, 2))
+    est = DPSaddleEstimator(CoupledMean, epsilon=1.0, data_norm=3.0, solver=mine,
+                            random_state=0).fit(X)
+    assert est.solver_ is not mine and mine.n_solves == 0
+    assert est.solver_.n_solves == 1
+
+
+def test_the_scaled_step_warning_does_not_call_a_fallback_certified():
+    X = np.random.default_rng(2).normal(size=(60, 2))
+    est = DPSaddleEstimator(CoupledMean, epsilon=1.0, data_norm=3.0,
+                            solver=NoisySGDA(n_epochs=1, step_size="scaled"), random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X)
+    messages = [str(w.message) for w in caught if "typical_solution_norm" in str(w.message)]
+    assert messages and "unknown" in messages[0] and "certified" not in messages[0]
+
+
+def test_a_regularized_objective_keeps_the_base_predictions():
+    """A factory returning base.regularized(...) lost predict: score raised."""
+    import copy
+    import pickle
+
+    def factory(n_features, data_norm):
+        return CoupledMean(n_features, data_norm).regularized(0.1)
+
+    X = np.random.default_rng(3).normal(size=(60, 2))
+    est = DPSaddleEstimator(factory, epsilon=1.0, data_norm=3.0, random_state=0).fit(X)
+    np.testing.assert_allclose(est.predict(X), X @ est.coef_)
+    for twin in (copy.deepcopy(est.objective_), pickle.loads(pickle.dumps(est.objective_))):
+        np.testing.assert_allclose(twin.predict(est.coef_, X), X @ est.coef_)
+    assert not hasattr(est.objective_, "predict_proba")  # the base has none
