@@ -141,3 +141,27 @@ def test_a_regularized_objective_keeps_the_base_predictions():
     for twin in (copy.deepcopy(est.objective_), pickle.loads(pickle.dumps(est.objective_))):
         np.testing.assert_allclose(twin.predict(est.coef_, X), X @ est.coef_)
     assert not hasattr(est.objective_, "predict_proba")  # the base has none
+
+
+def test_a_binary_classifier_gives_one_score_per_row_from_two_columns():
+    """A K-class objective fitted on binary data scores (n, 2): scikit-learn's binary
+    scorers need one column, positive towards classes_[1]."""
+    from sklearn.datasets import make_classification
+    from sklearn.metrics import roc_auc_score
+
+    from test_custom_objective import SoftmaxRegression
+
+    class AllColumns(SoftmaxRegression):
+        def decision_function(self, w, X):
+            return self._scores(w, X)
+
+    X, y = make_classification(n_samples=200, n_features=4, random_state=0)
+    labels = np.array(["neg", "pos"])[y]
+    est = DPSaddleEstimator(AllColumns, epsilon=np.inf, data_norm=10.0,
+                            task="classification", random_state=0).fit(X, labels)
+    scores = est.decision_function(X)
+    full = est.objective_.decision_function(est.coef_, X)
+    assert scores.shape == (200,)
+    np.testing.assert_allclose(scores, full[:, 1] - full[:, 0])
+    np.testing.assert_array_equal(est.predict(X), est.classes_[(scores > 0).astype(int)])
+    assert roc_auc_score(labels == "pos", scores) > 0.85

@@ -313,10 +313,19 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         Returns
         -------
         scores : ndarray
-            What the objective's ``decision_function`` returns.
+            What the objective's ``decision_function`` returns, except for
+            ``task="classification"`` with two classes, where scikit-learn expects one
+            score per row (positive towards ``classes_[1]``): two columns, one per
+            class, become their difference ``scores[:, 1] - scores[:, 0]`` (a K-class
+            objective fitted on binary data), which ranks as the argmax does.
         """
         X = self._prediction_input(X, "objective_")
-        return self.objective_.decision_function(self.coef_, X)
+        scores = self.objective_.decision_function(self.coef_, X)
+        if (self.task == "classification" and len(self.classes_) == 2
+                and np.ndim(scores) == 2 and np.shape(scores)[1] == 2):
+            scores = np.asarray(scores)
+            return scores[:, 1] - scores[:, 0]
+        return scores
 
     @available_if(_objective_has("predict_proba"))
     def predict_proba(self, X):
