@@ -753,8 +753,10 @@ def _relation_of_step(step):
         # A user's solver: read from its settings, it is unknown (the folds' check
         # then fails closed, as for add/remove-one).
         return None
+    # Single-pass NSEG takes disjoint batches whatever its sampler says (replace-one).
     poisson = (getattr(solver, "sampler", None) == "poisson"
-               and getattr(solver, "batch_size", None) is not None)
+               and getattr(solver, "batch_size", None) is not None
+               and getattr(solver, "mode", None) != "single_pass")
     return "add/remove-one" if poisson else "replace-one"
 
 

@@ -775,3 +775,19 @@ def test_composed_with_is_refused_on_an_accountant_with_slack(data):
     with pytest.raises(ValueError, match="slack"):
         est.fit(scaler.transform(X), y)
     assert len(ledger.spent_budget) == 1  # the scaler's only
+
+
+def test_single_pass_nseg_is_read_as_replace_one_whatever_its_sampler():
+    """A privacy review: the search's relation heuristic read single-pass NSEG with
+    sampler='poisson' as add/remove-one (it takes disjoint batches: replace-one)."""
+    from skdpminimax import PrivacyBudget
+    from skdpminimax.search import _relation_of_step
+    from skdpminimax.solvers import NoisyExtragradient
+
+    single = model(solver=NoisyExtragradient(sampler="poisson", batch_size=8))
+    multi = model(solver=NoisyExtragradient(mode="multi_pass", sampler="poisson"))
+    assert _relation_of_step(single) == "replace-one"
+    assert _relation_of_step(multi) == "add/remove-one"
+    calibration = single._resolve_solver().calibrate(
+        single._make_objective(2, 3.0, {"pos_ratio": 0.5}), 200, PrivacyBudget(1.0, 1e-5))
+    assert calibration.neighboring_relation == "replace-one"
