@@ -418,7 +418,7 @@ def _certifiable_plan_size(solver, objective, size, budget):
         if planned != size:
             warnings.warn(
                 f"No noise multiplier certifies a run planned on the released size ({size}) "
-                f"at this budget; the run is planned on {planned} rows instead (a higher "
+                f"at this budget; the run is planned on {planned} rows instead (another "
                 "sampling rate, accounted for). At such a budget the model is mostly noise: "
                 "declare the size (n_samples_budget=N) or raise epsilon.", UserWarning)
         return planned

@@ -827,11 +827,11 @@ def _check_folds(search, X, y, fit_params, folds):
                               f"{error}") from error
 
 
-def _charge(search, budgets, ledger, fit_input, folds=(), pinned=None, selection=None):
+def _charge(search, budgets, ledger, fit_input, folds, pinned, selection=None):
     """Spend ``budgets`` on ``ledger`` (all or nothing), once the fits' checks passed on
     ``fit_input = (X, y, fit parameters)`` and on each training fold of ``folds``; return
-    the prepaid search (replaying ``pinned`` folds, when given, in place of its cv, and
-    choosing its refit with ``selection``, when given)."""
+    the prepaid search (replaying ``folds`` through the splitter ``pinned`` in place of
+    its cv, and choosing its refit with ``selection``, when given)."""
     entries = [(b.epsilon, b.delta) for b in budgets]
     total = ledger.total(spent_budget=ledger.spent_budget + entries)
     if not Budget(ledger.epsilon, ledger.delta) >= total:
@@ -849,9 +849,8 @@ def _charge(search, budgets, ledger, fit_input, folds=(), pinned=None, selection
     prepaid_search.set_params(**{
         "estimator": _prepay(search.estimator, prepaid),
         grid_name: grids[0] if isinstance(original, dict) else grids,
+        "cv": pinned,
     })
-    if pinned is not None:
-        prepaid_search.set_params(cv=pinned)
     if selection is not None:
         prepaid_search.set_params(refit=selection)
     _check_prepaid(prepaid_search, prepaid)

@@ -195,10 +195,6 @@ class _RowsNotSeparate(ValueError):
     """A per-example gradient that depends on other rows of its batch."""
 
 
-# Rows of the first chunk recomputed alone by _check_rows_are_separate.
-_SEPARATE_ROWS = 4
-
-
 def _check_rows_are_separate(objective, w, v, chunk, grads, clipped_sums):
     """Refuse an objective whose row ``i`` of ``per_example_grads`` (or whose clipped
     sums) depend on the other rows of the batch: the clip bounds one row's own
@@ -206,7 +202,7 @@ def _check_rows_are_separate(objective, w, v, chunk, grads, clipped_sums):
     calibrated for (a review: a batch mean returned on every row moved the clipped sum
     by 2.99 where the noise assumed 2). A few rows of the first chunk, each alone."""
     n = chunk.n_samples
-    rows = sorted({0, n // 3, (2 * n) // 3, n - 1})[:_SEPARATE_ROWS] if n > 1 else []
+    rows = sorted({0, n // 3, (2 * n) // 3, n - 1}) if n > 1 else []  # four at most
     gw, gv = (np.asarray(g, dtype=float) for g in grads)
     sum_w = np.zeros_like(w, dtype=float)
     sum_v = np.zeros_like(v, dtype=float)

@@ -18,8 +18,8 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["clip_factors", "clip_rows", "clipped_sum", "discrete_laplace",
-           "exponential_mechanism", "private_count",
-           "private_counts", "private_size", "scaled_by_factors", "row_norms", "squared_row_norms"]
+           "exponential_mechanism", "private_count", "private_counts", "private_size",
+           "scaled_by_factors", "row_norms", "squared_row_norms"]
 
 
 def clip_rows(X, max_norm, copy=False):

@@ -123,10 +123,10 @@ def _longest_quiet_run(n_steps, plan, n_primal, sampler):
     return calibration
 
 
-def _auto_step_words(objective, auto):
+def _auto_step_words(smooth, auto):
     """What ``step_size='auto'`` is, for a warning: a certified ``1 / smoothness()``
-    only where the objective declares a finite one."""
-    if np.isfinite(objective.smoothness()):
+    only where the objective declares a finite one (``smooth``)."""
+    if np.isfinite(smooth):
         return f"the certified step 1 / smoothness() = {auto:.3g}"
     return f"step_size='auto''s fallback of {auto:.3g} (smoothness() is unknown: inf)"
 
@@ -462,7 +462,7 @@ class NoisySGDA(PrivateSolver):
                 else:  # a user objective that did not declare its scale: say so
                     warnings.warn(
                         f"step_size='scaled': {type(objective).__name__} declares no "
-                        f"typical_solution_norm(), so {_auto_step_words(objective, auto)} "
+                        f"typical_solution_norm(), so {_auto_step_words(smooth, auto)} "
                         "is used (as step_size='auto'). Declare the public scale, or pass "
                         "a numeric step.", UserWarning)
             # Both rules: "auto"'s 0.1 (no smoothness known, the MLP) can exceed it too.
