@@ -1,9 +1,10 @@
-"""The compiled NoisySGDA kernel agrees with the numpy reference loop step for step."""
+"""The compiled NoisySGDA and NoisyExtragradient kernels agree with the numpy
+reference loops step for step."""
 
 import numpy as np
 import pytest
 
-from skdpminimax._compiled import sgda_kernel
+from skdpminimax._compiled import nseg_kernel, sgda_kernel
 from skdpminimax.objectives import SaddleData, SquareLossAUC
 from skdpminimax.objectives.scorers import MLPScorer
 from skdpminimax.privacy import PrivacyBudget, clip_rows
@@ -11,7 +12,7 @@ from skdpminimax.privacy.samplers import (
     DisjointBatches, FullBatch, PoissonSampler, WithoutReplacementSampler,
 )
 from skdpminimax.sets import Box, L2Ball, ProductSet, Reals, Simplex
-from skdpminimax.solvers import NoisySGDA
+from skdpminimax.solvers import NoisyExtragradient, NoisySGDA
 
 numba = pytest.importorskip("numba")
 from skdpminimax._compiled.glue import flat_set  # noqa: E402
@@ -27,9 +28,9 @@ def auc_problem(seed=0, n=400, d=6, l2=0.1, radius=3.0, scorer=None):
     return obj, SaddleData(X, y)
 
 
-def solve(backend, solver_params, budget, seed=3, **problem):
+def solve(backend, solver_params, budget, seed=3, solver=NoisySGDA, **problem):
     obj, data = auc_problem(**problem)
-    solver = NoisySGDA(backend=backend, **solver_params)
+    solver = solver(backend=backend, **solver_params)
     return solver.solve(obj, data, budget, np.random.default_rng(seed))
 
 
@@ -62,6 +63,46 @@ def test_kernel_matches_numpy_reference(params, budget):
     assert np.linalg.norm(ref.w) > 1e-3
 
 
+NSEG_CASES = [
+    # the multi-pass samplers, full batches, single pass (disjoint batches), extra
+    # noise on the extrapolation (two oracles), clipping active, with and without noise
+    (dict(mode="multi_pass", sampler="poisson", batch_size=16, n_epochs=3, step_size=0.05,
+          clip_w=0.5, clip_v=0.3, extrapolation_noise=2.0), (1.0, 1e-5)),
+    (dict(mode="multi_pass", batch_size=16, n_epochs=3, step_size=0.05), (0.5, 1e-5)),
+    (dict(mode="multi_pass", batch_size=None, n_iter=40, clip_w=None, clip_v=None),
+     (2.0, 1e-6)),
+    (dict(mode="single_pass", batch_size=10, step_size=0.1), (1.0, 1e-5)),
+    (dict(mode="multi_pass", sampler="poisson", batch_size=32, n_epochs=2, step_size=0.1),
+     (np.inf, 1e-5)),
+]
+
+
+@pytest.mark.parametrize("params, budget", NSEG_CASES)
+def test_nseg_kernel_matches_numpy_reference(params, budget):
+    budget = PrivacyBudget(*budget)
+    ref = solve("numpy", params, budget, solver=NoisyExtragradient)
+    fast = solve("numba", params, budget, solver=NoisyExtragradient)
+    np.testing.assert_allclose(fast.w, ref.w, rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(fast.v, ref.v, rtol=1e-9, atol=1e-11)
+    for a, b in zip(fast.info["u_last"], ref.info["u_last"]):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)
+    assert fast.diagnostics == ref.diagnostics and fast.n_iter == ref.n_iter
+    assert np.linalg.norm(ref.w) > 1e-3
+
+
+def test_nseg_kernel_binds_projections_and_clipping():
+    params = dict(mode="multi_pass", batch_size=20, n_epochs=4, step_size=0.5, clip_w=0.05,
+                  clip_v=0.05)
+    ref = solve("numpy", params, PrivacyBudget(np.inf, 1e-5), radius=0.02,
+                solver=NoisyExtragradient)
+    fast = solve("numba", params, PrivacyBudget(np.inf, 1e-5), radius=0.02,
+                 solver=NoisyExtragradient)
+    obj, _ = auc_problem(radius=0.02)
+    assert np.linalg.norm(ref.info["u_last"][0][: obj.n_theta]) == pytest.approx(0.02)
+    np.testing.assert_allclose(fast.info["u_last"][0], ref.info["u_last"][0], rtol=1e-9,
+                               atol=1e-12)
+
+
 def test_kernel_binds_projections_and_clipping():
     # A small ball and a tiny clip: both mechanisms act on every step; a kernel that
     # skipped either would diverge from the reference.
@@ -83,27 +124,33 @@ def test_auto_backend_uses_kernel_only_where_one_exists():
     assert sgda_kernel(obj.regularized(0.1), oracle) is None  # no kernel for a wrapper
     mlp, mlp_data = auc_problem(scorer=MLPScorer(hidden_units=3))
     assert sgda_kernel(mlp, oracle) is None
-    with pytest.raises(ValueError, match="no compiled kernel"):
-        NoisySGDA(backend="numba", n_epochs=1).solve(
-            mlp, mlp_data, PrivacyBudget(1.0, 1e-5), np.random.default_rng(0))
+    assert nseg_kernel(obj, oracle, oracle, 0.1) is not None
+    assert nseg_kernel(mlp, oracle, oracle, 0.1) is None
+    for solver in (NoisySGDA(backend="numba", n_epochs=1),
+                   NoisyExtragradient(backend="numba", mode="multi_pass", n_epochs=1)):
+        with pytest.raises(ValueError, match="no compiled kernel"):
+            solver.solve(mlp, mlp_data, PrivacyBudget(1.0, 1e-5), np.random.default_rng(0))
 
 
 def test_backend_numba_without_numba_is_a_clear_error(monkeypatch):
     import skdpminimax._compiled as compiled_module
+    import skdpminimax.solvers.extragradient as nseg_module
     import skdpminimax.solvers.sgda as sgda_module
 
     monkeypatch.setattr(compiled_module, "numba_available", lambda: False)
     monkeypatch.setattr(sgda_module, "sgda_kernel", lambda objective, oracle: None)
+    monkeypatch.setattr(nseg_module, "nseg_kernel", lambda *args: None)
     obj, data = auc_problem()
-    with pytest.raises(ValueError, match="numba is not installed"):
-        NoisySGDA(backend="numba", n_epochs=1).solve(
-            obj, data, PrivacyBudget(1.0, 1e-5), np.random.default_rng(0))
-    with pytest.raises(ValueError, match="numba is not installed"):  # data-free: before a spend
-        NoisySGDA(backend="numba", n_epochs=1).calibrate(obj, 100, PrivacyBudget(1.0, 1e-5))
-    # "auto" falls back to numpy silently
-    res = NoisySGDA(backend="auto", n_epochs=1).solve(
-        obj, data, PrivacyBudget(1.0, 1e-5), np.random.default_rng(0))
-    assert np.all(np.isfinite(res.w))
+    for make in (lambda backend: NoisySGDA(backend=backend, n_epochs=1),
+                 lambda backend: NoisyExtragradient(backend=backend, mode="multi_pass",
+                                                    n_epochs=1)):
+        with pytest.raises(ValueError, match="numba is not installed"):
+            make("numba").solve(obj, data, PrivacyBudget(1.0, 1e-5), np.random.default_rng(0))
+        with pytest.raises(ValueError, match="numba is not installed"):  # data-free: pre-spend
+            make("numba").calibrate(obj, 100, PrivacyBudget(1.0, 1e-5))
+        # "auto" falls back to numpy silently
+        res = make("auto").solve(obj, data, PrivacyBudget(1.0, 1e-5), np.random.default_rng(0))
+        assert np.all(np.isfinite(res.w))
 
 
 SETS = [

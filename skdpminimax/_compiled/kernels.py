@@ -15,7 +15,8 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["project_flat", "linear_auc_clipped_sums", "linear_auc_sgda_chunk"]
+__all__ = ["project_flat", "linear_auc_clipped_sums", "linear_auc_sgda_chunk",
+           "linear_auc_nseg_chunk"]
 
 
 @numba.njit(cache=True)
@@ -95,3 +96,52 @@ def linear_auc_sgda_chunk(w, v, sum_w, sum_v, X, y, aux, rows, starts, stops, no
         v[0] += etas_v[t] * (g_v - 2.0 * p * (1.0 - p) * v[0])
         project_flat(w, flat_w)
         project_flat(v, flat_v)
+
+
+@numba.njit(cache=True)
+def _noisy_auc_grads(w, v, X, y, aux, rows, start, stop, noise, t, consts, sw, g_w):
+    """The oracle's release on ``rows[start:stop]`` (``noise`` row ``t`` if any rows):
+    writes the primal gradient into ``g_w``, returns the dual one (regulariser added)."""
+    p, l2_reg, clip_w, clip_v, inv_norm = consts[0], consts[1], consts[2], consts[3], consts[4]
+    n_w = w.shape[0]
+    sv = linear_auc_clipped_sums(w, v, X, y, aux, rows, start, stop, clip_w, clip_v, sw)
+    g_v = sv * inv_norm
+    for j in range(n_w):
+        g_w[j] = sw[j] * inv_norm
+    if noise.shape[0] > 0:
+        for j in range(n_w):
+            g_w[j] += noise[t, j]
+        g_v += noise[t, n_w]
+    for j in range(n_w):
+        g_w[j] += l2_reg * w[j]
+    return g_v - 2.0 * p * (1.0 - p) * v[0]
+
+
+@numba.njit(cache=True)
+def linear_auc_nseg_chunk(w, v, sum_w, sum_v, X, y, aux, rows, starts, stops, noise_ext,
+                          noise_upd, gamma, consts, flat_w, flat_v):
+    """NoisyExtragradient iterations on the linear AUC objective, in place (see
+    glue.linear_auc_nseg_runner): iteration ``t`` extrapolates on batch ``2 t`` and
+    updates on batch ``2 t + 1``."""
+    n_w = w.shape[0]
+    sw = np.empty(n_w)
+    g_w = np.empty(n_w)
+    x_w = np.empty(n_w)
+    x_v = np.empty(1)
+    for t in range(starts.shape[0] // 2):
+        g_v = _noisy_auc_grads(w, v, X, y, aux, rows, starts[2 * t], stops[2 * t],
+                               noise_ext, t, consts, sw, g_w)
+        for j in range(n_w):
+            x_w[j] = w[j] - gamma * g_w[j]
+        x_v[0] = v[0] + gamma * g_v
+        project_flat(x_w, flat_w)
+        project_flat(x_v, flat_v)
+        g_v = _noisy_auc_grads(x_w, x_v, X, y, aux, rows, starts[2 * t + 1],
+                               stops[2 * t + 1], noise_upd, t, consts, sw, g_w)
+        for j in range(n_w):
+            w[j] -= gamma * g_w[j]
+        v[0] += gamma * g_v
+        project_flat(w, flat_w)
+        project_flat(v, flat_v)
+        sum_w += x_w
+        sum_v += x_v

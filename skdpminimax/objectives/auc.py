@@ -165,8 +165,10 @@ class SquareLossAUC(SaddleObjective):
         sw[self.n_theta] = 0.5 * (total + signed)  # positives' sum
         sw[self.n_theta + 1] = 0.5 * (total - signed)  # negatives' sum
         # clipped to [-clip_v, clip_v]; a NaN (an overflowed score) adds 0
-        g_alpha = np.nan_to_num(g_alpha, nan=0.0, posinf=np.inf, neginf=-np.inf)
         sv = np.minimum(clip_v, np.maximum(-clip_v, g_alpha)).sum(keepdims=True)
+        if np.isnan(sv[0]):  # rare: only then the pass that zeroes NaNs
+            g_alpha = np.nan_to_num(g_alpha, nan=0.0, posinf=np.inf, neginf=-np.inf)
+            sv = np.minimum(clip_v, np.maximum(-clip_v, g_alpha)).sum(keepdims=True)
         return sw, sv
 
     def reg_value(self, w, v):

@@ -179,6 +179,13 @@ def clip_factors(norms, bound):
     the whole release into NaN, an output that would reveal it.
     """
     norms = np.asarray(norms, dtype=float)
+    if 0.0 < bound < np.inf:
+        # bound / max(norm, bound) is min(1, bound / norm) without a division by 0;
+        # an infinite norm gives 0 already and only a NaN needs the slow path (this
+        # runs twice a step: the no-NaN case skips the error-state switch)
+        factors = bound / np.maximum(norms, bound)
+        if not np.isnan(factors).any():
+            return factors
     with np.errstate(invalid="ignore"):
         factors = np.minimum(1.0, bound / np.maximum(norms, 1e-300))
     return np.where(np.isfinite(norms), factors, 0.0)
@@ -192,6 +199,9 @@ def scaled_by_factors(values, factors):
     factors = np.asarray(factors, dtype=float)
     if np.ndim(values) == 2:
         factors = factors[:, None]
+    if factors.size and factors.min() > 0.0:
+        # no zeroed row: the plain product (a factor <= 1 cannot overflow it)
+        return values * factors
     with np.errstate(invalid="ignore", over="ignore"):
         scaled = values * factors
     return np.where(factors > 0, scaled, 0.0)

@@ -13,6 +13,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from skdpminimax._compiled import kernel_unavailable, nseg_kernel
 from skdpminimax.privacy.samplers import make_sampler
 from skdpminimax.solvers._planning import (
     calibrate_gradient_blocks,
@@ -21,7 +22,11 @@ from skdpminimax.solvers._planning import (
     operator_lipschitz,
 )
 from skdpminimax.solvers.base import PrivateSolver, SolverResult
-from skdpminimax.solvers.oracle import NoisyGradientOracle, resolve_clip_norms
+from skdpminimax.solvers.oracle import (
+    NoisyGradientOracle,
+    blas_threads_for_steps,
+    resolve_clip_norms,
+)
 
 __all__ = ["NoisyExtragradient"]
 
@@ -85,6 +90,12 @@ class NoisyExtragradient(PrivateSolver):
         ratio buys nothing). The two kinds are composed each as often as it occurs.
     accounting : {"pld", "rdp"}, default="pld"
         Accountant used for calibration (RDP where PLD does not apply).
+    backend : {"auto", "numpy", "numba"}, default="auto"
+        Who takes the iterations: ``"numba"`` a compiled kernel (needs the optional
+        numba and an objective that has one: the linear-scorer AUC objective today),
+        ``"numpy"`` the reference loop, ``"auto"`` the kernel when available. Both
+        consume the same batches and noise draws and agree to rounding; privacy does
+        not depend on the choice.
 
     Notes
     -----
@@ -120,6 +131,7 @@ class NoisyExtragradient(PrivateSolver):
                              Interval(Real, 0, 1, closed="neither")],
         "extrapolation_noise": [Interval(Real, 0, None, closed="neither")],
         "accounting": [StrOptions({"pld", "rdp"})],
+        "backend": [StrOptions({"auto", "numpy", "numba"})],
     }
 
     def __init__(
@@ -135,6 +147,7 @@ class NoisyExtragradient(PrivateSolver):
         noise_allocation="dimension",
         extrapolation_noise=1.0,
         accounting="pld",
+        backend="auto",
     ):
         self.mode = mode
         self.batch_size = batch_size
@@ -147,6 +160,7 @@ class NoisyExtragradient(PrivateSolver):
         self.noise_allocation = noise_allocation
         self.extrapolation_noise = extrapolation_noise
         self.accounting = accounting
+        self.backend = backend
 
     # ---- data-free planning -------------------------------------------------
     def _batch_size(self, objective, n_samples, budget):
@@ -190,8 +204,13 @@ class NoisyExtragradient(PrivateSolver):
         ``n_steps`` of the result counts releases (two per iteration);
         ``n_compositions`` is 1 in single pass (disjoint batches). The multipliers
         are the update releases'; ``noise_ratios = (extrapolation_noise, 1)``.
+        Also refuses ``backend="numba"`` where it cannot run, before any spend.
         """
         self._validate_params()
+        if self.backend == "numba":
+            reason = kernel_unavailable(objective)
+            if reason is not None:
+                raise ValueError(f"backend='numba' is unavailable: {reason}.")
         sampler, n_iter = self._plan(objective, n_samples, budget)
         return calibrate_gradient_blocks(
             objective, sampler, 2 * n_iter, budget, self.accounting,
@@ -222,6 +241,35 @@ class NoisyExtragradient(PrivateSolver):
             return cap
         return min(cap, diameter / math.sqrt(7.0 * n_iter * (m2 + energy)))
 
+    def _chunk_runner(self, objective, update, extrapolation, gamma):
+        """The compiled chunk runner if the backend allows and one exists, else numpy's
+        (called as described in :func:`skdpminimax._compiled.nseg_kernel`)."""
+        if self.backend != "numpy":
+            kernel = nseg_kernel(objective, update, extrapolation, gamma)
+            if kernel is not None:
+                return kernel  # backend="numba" without a kernel was refused by calibrate
+        W, V = objective.primal_set, objective.dual_set
+
+        def run(w, v, sum_w, sum_v, indices, starts, stops, noise_ext, noise_upd):
+            w_t, v_t = w, v
+            bounds = list(zip(starts.tolist(), stops.tolist()))
+            for t in range(len(bounds) // 2):
+                (a1, b1), (a2, b2) = bounds[2 * t], bounds[2 * t + 1]
+                g_w, g_v = extrapolation.noisy_grads(
+                    w_t, v_t, None if indices is None else indices[a1:b1],
+                    None if noise_ext is None else noise_ext[t])
+                x_w, x_v = W.project(w_t - gamma * g_w), V.project(v_t + gamma * g_v)
+                # a fresh batch, a fresh release
+                g_w, g_v = update.noisy_grads(
+                    x_w, x_v, None if indices is None else indices[a2:b2],
+                    None if noise_upd is None else noise_upd[t])
+                w_t, v_t = W.project(w_t - gamma * g_w), V.project(v_t + gamma * g_v)
+                sum_w += x_w  # constant gamma: the gamma-weighted average is uniform
+                sum_v += x_v
+            w[:], v[:] = w_t, v_t
+
+        return run
+
     # ---- the algorithm -------------------------------------------------------
     def solve(self, objective, data, budget, rng, *, init=None):
         """Run NSEG; the result is ``budget``-DP (see Notes)."""
@@ -240,17 +288,19 @@ class NoisyExtragradient(PrivateSolver):
             objective, data, sampler,
             tuple(ratio * z for z in calibration.block_noise_multipliers), *clips, rng,
         )
-        W, V = objective.primal_set, objective.dual_set
         w, v = initial_point(objective, rng, init)
         sum_w, sum_v = np.zeros_like(w), np.zeros_like(v)
-        batches = sampler.batches(rng, 2 * n_iter)
-        for _ in range(n_iter):
-            g_w, g_v = extrapolation(w, v, next(batches))
-            x_w, x_v = W.project(w - gamma * g_w), V.project(v + gamma * g_v)
-            g_w, g_v = update(x_w, x_v, next(batches))  # a fresh batch, a fresh release
-            w, v = W.project(w - gamma * g_w), V.project(v + gamma * g_v)
-            sum_w += x_w  # constant gamma: the gamma-weighted average is uniform
-            sum_v += x_v
+        run_chunk = self._chunk_runner(objective, update, extrapolation, gamma)
+        # Batches and noise are drawn k iterations at a time (the 2k batches first, then
+        # the extrapolations' noise, then the updates'): the same random stream
+        # whichever runner takes the iterations.
+        k = max(1, update.max_chunk(w.size, v.size) // 2)
+        with blas_threads_for_steps(sampler.batch_size, w.size + v.size):
+            for indices, starts, stops in sampler.batch_chunks(rng, 2 * n_iter, 2 * k):
+                n = len(starts) // 2
+                noise_ext = extrapolation.noise_block(n, w.size, v.size)
+                noise_upd = update.noise_block(n, w.size, v.size)
+                run_chunk(w, v, sum_w, sum_v, indices, starts, stops, noise_ext, noise_upd)
         return SolverResult(
             w=sum_w / n_iter,
             v=sum_v / n_iter,

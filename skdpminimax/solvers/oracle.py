@@ -236,6 +236,7 @@ class NoisyGradientOracle:
         z_w, z_v = block_multipliers
         self.std_w = z_w * sampler.sensitivity_factor * clip_w
         self.std_v = z_v * sampler.sensitivity_factor * np.asarray(clip_v, dtype=float)
+        self._noisy = bool(self.std_w > 0 or np.any(self.std_v > 0))  # read every call
         self.rng = rng
         self.n_grad_evals = 0
         self._n_drawn = 0  # noise rows handed out by __call__
@@ -244,7 +245,7 @@ class NoisyGradientOracle:
     @property
     def noisy(self):
         """Whether calls add noise (``False`` for an infinite budget)."""
-        return bool(self.std_w > 0 or np.any(self.std_v > 0))
+        return self._noisy
 
     def max_chunk(self, dim_w, dim_v):
         """Most calls whose noise is drawn at once (memory stays near ``_NOISE_FLOATS``)."""

@@ -13,7 +13,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from skdpminimax._compiled import sgda_kernel, sgda_kernel_unavailable
+from skdpminimax._compiled import kernel_unavailable, sgda_kernel
 from skdpminimax.privacy.calibration import UncertifiableBudgetError
 from skdpminimax.privacy.samplers import make_sampler
 from skdpminimax.solvers._planning import (
@@ -420,7 +420,7 @@ class NoisySGDA(PrivateSolver):
                 "objective (add a regulariser)."
             )
         if self.backend == "numba":
-            reason = sgda_kernel_unavailable(objective)
+            reason = kernel_unavailable(objective)
             if reason is not None:
                 raise ValueError(f"backend='numba' is unavailable: {reason}.")
 
