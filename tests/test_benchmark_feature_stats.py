@@ -167,10 +167,12 @@ def test_config_tags_follow_the_release():
     assert repro.config_tag("sgda-mlp", 0.1, "ijcnn1", 1e-4) == "v3-mlp9-pld"
     assert repro.config_tag("sgda-mlp", math.inf, "ijcnn1") == "v3-mlp9-ori"
     assert repro.config_tag("sgda-linear", 0.1, "mnist", 1e-6) == "v3-rng7-pld"
-    assert repro.config_tag("nseg", 10.0, "fashion-mnist", 1e-4) == "v3-rng8-pld"
+    assert repro.config_tag("nseg", 10.0, "fashion-mnist", 1e-4) == "v3-rng8-pld-chunk"
     assert repro.config_tag("sgda-linear", math.inf, "mnist") == "v3-rng5-ori2"
     assert repro.config_tag("sgda-linear", 1.0, "ijcnn1", 1e-6) == "v3-rng4-pld"
-    assert repro.config_tag("nseg", 1.0, "ijcnn1", 1e-6) == "v3-rng6-pld"
+    assert repro.config_tag("nseg", 1.0, "ijcnn1", 1e-6) == "v3-rng6-pld-chunk"
+    assert repro.config_tag("nseg", math.inf, "ijcnn1") == "v3-rng4-ori-chunk"
+    assert repro.config_tag("sgda-linear", 0.1, "ijcnn1", 1e-6) == "v3-rng9-pld"
     # the image MLP's cells keep the shares added, and their tag
     assert repro.composition("sgda-mlp", "mnist") == "basic"
     assert repro.config_tag("sgda-mlp", 1.0, "mnist", 1e-6) == "v3-mlp8"
@@ -201,3 +203,36 @@ def test_the_noise_rule_sees_the_noise_the_fit_gets(composition):
     model.fit(X, y)
     assert model.calibration_.block_noise_multipliers == planned.block_noise_multipliers
     assert len(model.calibration_.composed_with) == (2 if composition == "pld" else 0)
+
+
+def test_ijcnn1_linear_cells_centre_only_where_the_ratio_is_noisy():
+    """ijcnn1's linear cells release per-feature means where the class ratio's count
+    noise, sqrt(2) / (0.05 epsilon) over the public guess 0.097 n of the positives
+    (recomputed here), is at least 3%: epsilon = 0.1 only."""
+    n = 39992
+    for method in ("sgda-linear", "nseg"):
+        for epsilon in (0.1, 0.5, 1.0, 5.0, 10.0):
+            relative = math.sqrt(2.0) / (0.05 * epsilon) / (0.097 * n)
+            for delta in (1e-4, 1e-5, 1e-6):
+                made = repro.releases_feature_stats(method, "ijcnn1", epsilon, delta)
+                assert made == (relative >= 0.03) == (epsilon == 0.1)
+                tag = repro.config_tag(method, epsilon, "ijcnn1", delta)
+                assert ("-rng9" in tag) == made
+        assert repro.config_tag(method, math.inf, "ijcnn1").startswith("v3-rng4-ori")
+    assert repro.config_tag("nseg", 0.1, "ijcnn1", 1e-6).endswith("-chunk")
+    assert not repro.config_tag("sgda-linear", 0.1, "ijcnn1", 1e-6).endswith("-chunk")
+
+
+def test_ijcnn1_centring_release_spends_its_own_share():
+    X = _signed_features(n=300)
+    Xtr, Xte, release = repro.restandardise_privately("sgda-linear", "ijcnn1", X, X[:10],
+                                                      0.1, 1e-6, seed=3)
+    assert release.epsilon == pytest.approx(0.1 * 0.2)  # the linear cells' 20%
+    c = 0.6 * 2.0
+    expected = analytic_gaussian_sigma(release.epsilon, release.delta, c) / c  # means: c
+    assert release.gaussian_multipliers == pytest.approx((expected,), rel=1e-6)
+    mean, _ = repro.private_feature_stats(
+        X, 0.1 * 0.2, 1e-6 * repro.FEATURE_STATS_DELTA_SHARE, np.random.default_rng([3, 2022]),
+        c, means_only=True, public_std=1.0, low=-1.0)
+    np.testing.assert_allclose(Xtr, X - mean, rtol=1e-9, atol=1e-12)  # centred, scale 1
+    np.testing.assert_allclose(Xte, Xtr[:10])
