@@ -8,7 +8,7 @@ from sklearn.datasets import make_classification, make_regression
 
 from skdpminimax import DPAUCMaximizer, DPGroupFairRegressor, DPRobustClassifier
 from skdpminimax.privacy.mechanisms import clip_rows, row_norms, squared_row_norms
-from skdpminimax.solvers import NoisySGDA
+from skdpminimax.solvers import NoisyExtragradient, NoisySGDA
 
 
 @pytest.fixture(autouse=True)
@@ -79,11 +79,12 @@ def test_sparse_fit_equals_dense_fit_other_solvers(solver):
     np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-9 * np.abs(a).max())
 
 
-def test_numba_backend_with_sparse_x_is_refused_before_spending(monkeypatch):
+@pytest.mark.parametrize("solver", [NoisySGDA(backend="numba"),
+                                    NoisyExtragradient(mode="multi_pass", backend="numba")])
+def test_numba_backend_with_sparse_x_is_refused_before_spending(monkeypatch, solver):
     X, y, _ = _sparse_data()
     acc = BudgetAccountant()
-    model = DPAUCMaximizer(1.0, data_norm=4.0, pos_ratio=0.5, accountant=acc,
-                           solver=NoisySGDA(backend="numba"))
+    model = DPAUCMaximizer(1.0, data_norm=4.0, pos_ratio=0.5, accountant=acc, solver=solver)
     with pytest.raises(ValueError, match="dense X"):
         model.fit(sp.csr_matrix(X), y)
     assert acc.spent_budget == [] and not hasattr(model, "coef_")
