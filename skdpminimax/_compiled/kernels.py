@@ -100,8 +100,10 @@ def linear_auc_sgda_chunk(w, v, sum_w, sum_v, X, y, aux, rows, starts, stops, no
 
 @numba.njit(cache=True)
 def _noisy_auc_grads(w, v, X, y, aux, rows, start, stop, noise, t, consts, sw, g_w):
-    """The oracle's release on ``rows[start:stop]`` (``noise`` row ``t`` if any rows):
-    writes the primal gradient into ``g_w``, returns the dual one (regulariser added)."""
+    """The oracle's release on ``rows[start:stop]`` plus ``noise`` row ``t`` (none if
+    ``noise`` has no rows; an empty batch still gets its noise, as in the numpy
+    oracle): writes the primal gradient into ``g_w``, returns the dual one (the
+    regulariser's gradient added to both)."""
     p, l2_reg, clip_w, clip_v, inv_norm = consts[0], consts[1], consts[2], consts[3], consts[4]
     n_w = w.shape[0]
     sv = linear_auc_clipped_sums(w, v, X, y, aux, rows, start, stop, clip_w, clip_v, sw)
