@@ -503,8 +503,8 @@ PRIVATE_CELL_TAGS = {("nseg", dataset): "-rng6"
                      for dataset in ("ijcnn1", "mnist", "fashion-mnist")}
 # "-rng7" / "-rng8" / "-mlp10": the private cells that standardise with privately
 # released per-feature statistics (FEATURE_STATS, releases_feature_stats); their Original
-# rows, and ijcnn1's private cells where the release is not made (epsilon = 0.1), keep
-# their tags.
+# rows, and ijcnn1's private cells where the release is not made (the MLP at epsilon =
+# 0.1, the linear models at epsilon >= 0.5), keep their tags.
 FEATURE_STATS_TAGS = {"mnist": "-rng7", "fashion-mnist": "-rng8", "ijcnn1": "-mlp10",
                       ("sgda-linear", "ijcnn1"): "-rng9", ("nseg", "ijcnn1"): "-rng9"}
 # "-chunk": NSEG draws its batches and noise a chunk of iterations at a time (the

@@ -72,33 +72,6 @@ def linear_auc_clipped_sums(w, v, X, y, aux, rows, start, stop, clip_w, clip_v, 
 
 
 @numba.njit(cache=True)
-def linear_auc_sgda_chunk(w, v, sum_w, sum_v, X, y, aux, rows, starts, stops, noise,
-                          etas_w, etas_v, first_averaged, consts, flat_w, flat_v):
-    """NoisySGDA steps on the linear AUC objective, in place (see glue.linear_auc_runner)."""
-    p, l2_reg, clip_w, clip_v, inv_norm = consts[0], consts[1], consts[2], consts[3], consts[4]
-    n_w = w.shape[0]
-    sw = np.empty(n_w)
-    g_w = np.empty(n_w)
-    for t in range(starts.shape[0]):
-        if t >= first_averaged:
-            sum_w += w
-            sum_v += v
-        sv = linear_auc_clipped_sums(w, v, X, y, aux, rows, starts[t], stops[t], clip_w, clip_v, sw)
-        for j in range(n_w):
-            g_w[j] = sw[j] * inv_norm
-        g_v = sv * inv_norm
-        if noise.shape[0] > 0:
-            for j in range(n_w):
-                g_w[j] += noise[t, j]
-            g_v += noise[t, n_w]
-        for j in range(n_w):
-            w[j] -= etas_w[t] * (g_w[j] + l2_reg * w[j])
-        v[0] += etas_v[t] * (g_v - 2.0 * p * (1.0 - p) * v[0])
-        project_flat(w, flat_w)
-        project_flat(v, flat_v)
-
-
-@numba.njit(cache=True)
 def _noisy_auc_grads(w, v, X, y, aux, rows, start, stop, noise, t, consts, sw, g_w):
     """The oracle's release on ``rows[start:stop]`` plus ``noise`` row ``t`` (none if
     ``noise`` has no rows; an empty batch still gets its noise, as in the numpy
@@ -117,6 +90,26 @@ def _noisy_auc_grads(w, v, X, y, aux, rows, start, stop, noise, t, consts, sw, g
     for j in range(n_w):
         g_w[j] += l2_reg * w[j]
     return g_v - 2.0 * p * (1.0 - p) * v[0]
+
+
+@numba.njit(cache=True)
+def linear_auc_sgda_chunk(w, v, sum_w, sum_v, X, y, aux, rows, starts, stops, noise,
+                          etas_w, etas_v, first_averaged, consts, flat_w, flat_v):
+    """NoisySGDA steps on the linear AUC objective, in place (see glue.linear_auc_runner)."""
+    n_w = w.shape[0]
+    sw = np.empty(n_w)
+    g_w = np.empty(n_w)
+    for t in range(starts.shape[0]):
+        if t >= first_averaged:
+            sum_w += w
+            sum_v += v
+        g_v = _noisy_auc_grads(w, v, X, y, aux, rows, starts[t], stops[t], noise, t, consts,
+                               sw, g_w)
+        for j in range(n_w):
+            w[j] -= etas_w[t] * g_w[j]
+        v[0] += etas_v[t] * g_v
+        project_flat(w, flat_w)
+        project_flat(v, flat_v)
 
 
 @numba.njit(cache=True)
