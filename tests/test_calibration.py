@@ -451,3 +451,32 @@ def test_the_finer_grid_is_not_searched_where_the_coarse_one_is_fine_enough(monk
     # rdp and no noise record no interval
     assert calibrate_noise_multiplier(sampler, 30, np.inf, 1e-6).pld_interval == 0.0
     assert calibrate_noise_multiplier(sampler, 30, 1.0, 1e-6, "rdp").pld_interval == 0.0
+
+
+def test_a_failing_refinement_keeps_the_first_search_s_multiplier(monkeypatch):
+    """The second search only lowers the noise: if the accountant fails on the fine
+    grid (after the first evaluation there), the calibration returns the coarse
+    search's multiplier, certified, instead of raising."""
+    sampler = make_sampler("poisson", 60_000, 64)
+    steps = 15 * 60_000 // 64
+    monkeypatch.setattr(calibration, "_pld_fine_interval", calibration._pld_interval)
+    calibration._calibrate_cached.cache_clear()
+    coarse = calibrate_noise_multiplier(sampler, steps, 0.1, 1e-6)
+    monkeypatch.undo()
+    original = calibration._certify_with
+    calls = []
+
+    def failing_after_one(sampler_, z, n_steps, delta, accounting, interval, *args):
+        if interval < calibration._pld_interval(0.1):
+            calls.append(z)
+            if len(calls) > 1:
+                raise ValueError("the fine grid failed")
+        return original(sampler_, z, n_steps, delta, accounting, interval, *args)
+
+    monkeypatch.setattr(calibration, "_certify_with", failing_after_one)
+    calibration._calibrate_cached.cache_clear()
+    kept = calibrate_noise_multiplier(sampler, steps, 0.1, 1e-6)
+    calibration._calibrate_cached.cache_clear()
+    assert len(calls) == 2
+    assert kept.noise_multiplier == coarse.noise_multiplier
+    assert kept.epsilon <= 0.1 and kept.pld_interval == 1e-5

@@ -542,9 +542,12 @@ def _refine_on_finer_grid(sampler, n_steps, epsilon, delta, noise_ratios, preced
     # A fine evaluation costs a second at epsilon = 1 over 14,062 steps: take the guess
     # (plus the search's tolerance) if it certifies; search only if it does not.
     refined = guess * (1.0 + _REL_TOL)
-    if not (refined < z and certify(refined) <= epsilon):
-        refined = _search_multiplier(certify, epsilon, guess,
-                                     _smallest_multiplier("pld", fine), factor=1.01)
+    try:
+        if not (refined < z and certify(refined) <= epsilon):
+            refined = _search_multiplier(certify, epsilon, guess,
+                                         _smallest_multiplier("pld", fine), factor=1.01)
+    except (ValueError, ArithmeticError):  # a refinement never fails a calibration
+        return z, at_z, fine
     if refined < z and certify(refined) <= epsilon:
         return refined, certify(refined), fine
     return z, at_z, fine
