@@ -151,9 +151,13 @@ def _pld_fine_interval(epsilon):
     64 / 60,000) the coarse grid certifies only a multiplier 0.8-1.5% above the finer
     grid's. So there the fine grid has a relative precision of 1e-4 (what
     ``_pld_interval`` has from epsilon = 10 on), not below 1e-5; elsewhere (epsilon > 1,
-    where the coarse grid lost at most 0.1%) it is the coarse grid."""
+    where the coarse grid lost at most 0.1%) it is the coarse grid. So it is below
+    epsilon = 0.01: runs certified there are very long or very noisy, and a tenfold
+    grid on them asked for arrays of 90 GB (a test's run at epsilon = 5e-5)."""
     coarse = _pld_interval(epsilon)
-    return coarse if coarse < 1e-3 * epsilon else float(max(1e-5, epsilon / 1e4))
+    if coarse < 1e-3 * epsilon or epsilon < 0.01:
+        return coarse
+    return float(max(1e-5, epsilon / 1e4))
 
 
 def _check_noise_ratios(noise_ratios, n_steps):
@@ -530,26 +534,31 @@ def _refine_on_finer_grid(sampler, n_steps, epsilon, delta, noise_ratios, preced
         return _certify_with(sampler, zz, n_steps, delta, "pld", fine, noise_ratios,
                              preceding)
 
-    at_z = certify(z)
-    if not at_z <= certified:  # not tighter here (rounding): keep the coarse record
+    try:  # a refinement never fails a calibration: on any error the first answer stands
+        at_z = certify(z)
+    except (ValueError, ArithmeticError, MemoryError):
+        return z, certified, interval
+    if not 0.0 < at_z <= certified:  # not tighter here (rounding): keep the coarse record
         return z, certified, interval
     if at_z > epsilon * (1.0 - 2.0 * _REL_TOL):  # no slack worth a search
         return z, at_z, fine
-    # Start where the coarse grid's local slope of log epsilon in log z (one cheap
-    # evaluation) puts the target.
-    slope = math.log(coarse_epsilon_of(0.99 * z) / certified) / math.log(0.99)
-    guess = z * (epsilon / at_z) ** (1.0 / slope) if 0.0 > slope > -1e3 else z
-    # A fine evaluation costs a second at epsilon = 1 over 14,062 steps: take the guess
-    # (plus the search's tolerance) if it certifies; search only if it does not.
-    refined = guess * (1.0 + _REL_TOL)
     try:
+        # Start where the coarse grid's local slope of log epsilon in log z (one cheap
+        # evaluation) puts the target.
+        below = coarse_epsilon_of(0.99 * z)
+        slope = (math.log(below / certified) / math.log(0.99)
+                 if 0.0 < below < math.inf and certified > 0.0 else 0.0)
+        guess = z * (epsilon / at_z) ** (1.0 / slope) if 0.0 > slope > -1e3 else z
+        # A fine evaluation costs a second at epsilon = 1 over 14,062 steps: take the
+        # guess (plus the search's tolerance) if it certifies; search only if it does not.
+        refined = guess * (1.0 + _REL_TOL)
         if not (refined < z and certify(refined) <= epsilon):
             refined = _search_multiplier(certify, epsilon, guess,
                                          _smallest_multiplier("pld", fine), factor=1.01)
-    except (ValueError, ArithmeticError):  # a refinement never fails a calibration
-        return z, at_z, fine
-    if refined < z and certify(refined) <= epsilon:
-        return refined, certify(refined), fine
+        if refined < z and certify(refined) <= epsilon:
+            return refined, certify(refined), fine
+    except (ValueError, ArithmeticError, MemoryError):
+        pass
     return z, at_z, fine
 
 
