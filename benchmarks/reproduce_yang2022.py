@@ -540,7 +540,7 @@ ORIGINAL_TAGS = {"nseg": "-ori", "sgda-linear": "-ori2", "sgda-mlp": "-ori"}
 
 
 # "-fine": the library's calibration searches a second, finer PLD grid where its first
-# one is loose (epsilon <= 1; calibration._pld_fine_interval): 0.6-1.5% less noise over
+# one is loose (0.01 <= epsilon <= 1; calibration._pld_fine_interval): 0.6-1.5% less noise over
 # the cells' thousands of steps, so every private cell at those epsilons was rerun.
 FINE_GRID_TAG = "-fine"
 

@@ -151,9 +151,10 @@ def _pld_fine_interval(epsilon):
     64 / 60,000) the coarse grid certifies only a multiplier 0.8-1.5% above the finer
     grid's. So there the fine grid has a relative precision of 1e-4 (what
     ``_pld_interval`` has from epsilon = 10 on), not below 1e-5; elsewhere (epsilon > 1,
-    where the coarse grid lost at most 0.1%) it is the coarse grid. So it is below
-    epsilon = 0.01: runs certified there are very long or very noisy, and a tenfold
-    grid on them asked for arrays of 90 GB (a test's run at epsilon = 5e-5)."""
+    where the coarse grid lost at most 0.1%) it is the coarse grid. It is the coarse
+    grid below epsilon = 0.01 too: runs certified there are very long or very noisy,
+    and a tenfold grid on them asked for arrays of 90 GB (a test's run at epsilon =
+    5e-5)."""
     coarse = _pld_interval(epsilon)
     if coarse < 1e-3 * epsilon or epsilon < 0.01:
         return coarse
