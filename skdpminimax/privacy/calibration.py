@@ -512,20 +512,22 @@ def _calibrate_cached(sampler_key, n_steps, epsilon, delta, accounting, noise_ra
     if used != "pld":
         return z, certified, used, 0.0
     z, certified, interval = _refine_on_finer_grid(
-        sampler, n_steps, epsilon, delta, noise_ratios, preceding, z, certified, interval,
+        sampler, n_steps, epsilon, delta, noise_ratios, preceding, z, interval,
         lambda zz: certify(zz)[0])
     return z, certified, used, interval
 
 
 def _refine_on_finer_grid(sampler, n_steps, epsilon, delta, noise_ratios, preceding, z,
-                          certified, interval, coarse_epsilon_of):
+                          interval, coarse_epsilon_of):
     """``(z, certified epsilon, interval)``: the coarse search's ``z`` lowered where the
-    PLD at ``_pld_fine_interval`` certifies less noise. Any interval gives an upper
+    PLD at ``_pld_fine_interval`` certifies less noise (``coarse_epsilon_of``: the
+    coarse grid's certified epsilon, memoised, so ``z``'s costs nothing). Any interval gives an upper
     bound (pessimistic rounding), so the smaller multiplier is kept. The fine grid
     costs ten times the coarse one's points, so it is searched only from the coarse
     answer, and only where one evaluation there shows slack beyond the search's own
     tolerance (in practice epsilon <= 1 over thousands of steps; few steps or a large
     epsilon stop after that evaluation)."""
+    certified = coarse_epsilon_of(z)
     fine = _pld_fine_interval(epsilon)
     if fine >= interval or z < _smallest_multiplier("pld", fine):
         return z, certified, interval
