@@ -72,7 +72,7 @@ from skdpminimax.objectives.base import (
     check_on_the_rows,
     check_shapes_on_stand_in,
 )
-from skdpminimax.privacy.budget import MAX_FINITE_EPSILON, PrivacyBudget
+from skdpminimax.privacy.budget import MAX_FINITE_EPSILON, PrivacyBudget, budget_entry
 from skdpminimax.privacy.calibration import (
     _PLD_DELTA_FLOOR,
     UncertifiableBudgetError,
@@ -165,6 +165,17 @@ _SHARED_PARAMETER_DOCS = """    random_state : int, Generator, RandomState or No
 _PLANNING_SIZE_DOC = """    planning_size_ : int
         The size the solver planned on: ``len(X)``, or under add/remove-one the
         released count (see ``n_samples_budget``).
+    privacy_shares_ : dict
+        Where ``privacy_spent_`` went, as records with ``epsilon`` and ``delta``
+        (``None``: nothing released for that part; the counts are pure, ``delta = 0``): ``"n_samples"``, the size's count (``n_samples_budget``;
+        ``None`` where the size is public or the relation replace-one); ``"constants"``,
+        the class ratio's or group counts' release (``None`` where they were given);
+        ``"training"``, the budget the solver's noise is calibrated on. Under basic
+        composition they add up to ``privacy_spent_``. Where ``calibration_.composed_with``
+        is not empty (``composition="pld"``), ``"training"`` is the total less the size's
+        share and certifies the composition of those releases with the run in one PLD,
+        so it covers ``"constants"`` too. Set from the parameters alone, before the data
+        are read: public.
     data_norm_ : float
         The row-norm bound the rows were clipped to: ``data_norm``, or where it was
         left ``None`` the one read off the data (with a ``PrivacyLeakWarning``).
@@ -338,6 +349,13 @@ def _declared_size(size_spec):
 
 def _relation(calibration):
     return getattr(calibration, "neighboring_relation", "replace-one")
+
+
+def _plain_budget(share):
+    """``share`` as a plain ``(epsilon, delta)`` entry (``None`` stays ``None``; a pure
+    count's has ``delta = 0``): the record ``privacy_shares_`` keeps, without the
+    composed events."""
+    return None if share is None else budget_entry(share.epsilon, share.delta)
 
 
 def _own_share(budget, releases):
@@ -789,6 +807,12 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         self.n_iter_ = int(result.n_iter)
         self.calibration_ = result.calibration
         self.privacy_spent_ = own
+        # Parameters only (the split is planned before the data are read): public.
+        self.privacy_shares_ = {
+            "n_samples": _plain_budget(size_budget),
+            "constants": _plain_budget(constants_budget),
+            "training": _plain_budget(train_budget),
+        }
         self.planning_size_ = int(data.planning_size)
         # Settings only (the iterates in result.info are not settings): scalars, and the
         # per-coordinate clips as a list.

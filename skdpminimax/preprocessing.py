@@ -59,7 +59,7 @@ from skdpminimax.base import (
     warn_about_public_size,
     warn_if_replayable,
 )
-from skdpminimax.privacy.budget import MAX_FINITE_EPSILON, PrivacyBudget
+from skdpminimax.privacy.budget import MAX_FINITE_EPSILON, PrivacyBudget, budget_entry
 from skdpminimax.privacy.calibration import analytic_gaussian_sigma
 from skdpminimax.privacy.composition import Release
 from skdpminimax.privacy.ledger import (
@@ -141,6 +141,25 @@ def _writeable(X):
     return X if X.flags.writeable else X.copy()
 
 
+def _warn_if_mostly_floored(floored, flat, min_scale):
+    """Warn where the std floor, not the data, set most features' scales: bounds far
+    wider than the features' spread (one scalar pair for features of unlike scales is
+    the usual slip) or noise that swamps the second moments. It reads the released
+    statistics only (post-processing), so it costs no privacy."""
+    floored = floored & ~flat
+    n_free = int(np.count_nonzero(~flat))
+    if n_free and 2 * int(np.count_nonzero(floored)) > n_free:
+        warnings.warn(
+            f"{int(np.count_nonzero(floored))} of {n_free} features' released stds fell "
+            f"below min_scale={min_scale:g} times their bounds' width and were floored "
+            "there: those features are scaled less than StandardScaler would scale them. "
+            "Their bounds are likely much wider than their spread (one pair of bounds "
+            "for features of different scales?), or the noise swamps their variance "
+            "(a small epsilon on few rows). Give bounds per feature, close to each "
+            "feature's range, or lower min_scale. (This reads the release only.)",
+            UserWarning)
+
+
 def _as_bounds(bounds, n_features):
     """``(lower, upper)`` arrays of length ``n_features`` from scalars or arrays, or a
     clear error."""
@@ -205,6 +224,8 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
     min_scale : float in (0, 1], default=0.1
         Floor of each released std, as a fraction of the feature's bounds' width: a
         feature whose released variance is tiny or negative (noise) is not blown up.
+        Where the floor sets more than half the features' scales, the fit warns
+        (bounds far wider than the features' spread, or noise that swamps it).
         At 0.1 a feature with a smaller std (a pixel that is nearly always blank) is
         under-scaled rather than amplified: on scikit-learn's digits (64 pixels in
         [0, 16]) behind a scaler at epsilon 0.5, the default fit's test AUC at epsilon
@@ -250,6 +271,11 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         The bounds used.
     privacy_spent_ : PrivacyBudget
         What the fit spent.
+    privacy_shares_ : dict
+        Where it went (records with ``epsilon`` and ``delta``; they add up to
+        ``privacy_spent_``): ``"n_samples"``, the size's count (``None`` where the size
+        is declared or the relation replace-one), and ``"moments"``, the Gaussian
+        release of the sums.
     release_ : Release or None
         The release as a :class:`~skdpminimax.privacy.Release` record (its Gaussian
         and, with a private size, its count), charged on the ledger as such: pass it
@@ -396,7 +422,9 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
             second = np.clip(sums[n_features:] / size, 0.0, 1.0)
             floor_u = 2.0 * self.min_scale  # min_scale * width, in half-width units
             # the floor on the std itself: its square underflows for a tiny min_scale
-            std_u = np.maximum(np.sqrt(np.maximum(second - mean_u ** 2, 0.0)), floor_u)
+            released_std_u = np.sqrt(np.maximum(second - mean_u ** 2, 0.0))
+            _warn_if_mostly_floored(released_std_u < floor_u, flat, self.min_scale)
+            std_u = np.maximum(released_std_u, floor_u)
             self.scale_ = np.where(flat, 1.0, half * std_u)
             with np.errstate(over="ignore"):  # inf beyond the float range (bounds ~1e154+)
                 self.var_ = np.where(flat, 0.0, self.scale_ ** 2)
@@ -408,6 +436,13 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         self.sensitivity_ = float(sens)
         self.lower_, self.upper_ = lower, upper
         self.privacy_spent_ = budget
+        sums_epsilon = budget.epsilon
+        if count_epsilon is not None and math.isfinite(budget.epsilon):
+            sums_epsilon = budget.epsilon - count_epsilon
+        self.privacy_shares_ = {
+            "n_samples": None if count_epsilon is None else budget_entry(count_epsilon, 0.0),
+            "moments": budget_entry(sums_epsilon, budget.delta),
+        }
         self.release_ = release
 
     @property

@@ -520,3 +520,59 @@ def test_fit_sums_the_moments_in_blocks_of_rows(monkeypatch):
     assert peak < X.nbytes / 4
     np.testing.assert_allclose(blocks.mean_, whole.mean_, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(blocks.scale_, whole.scale_, rtol=1e-12, atol=1e-14)
+
+
+def _unlike_scales(n=2000, seed=0):
+    """Six features whose spreads range over three orders of magnitude (wine-like)."""
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, 6)) * np.array([0.1, 0.3, 1.0, 3.0, 30.0, 300.0]) + 500.0
+
+
+def test_a_scale_set_by_the_floor_for_most_features_warns():
+    X = _unlike_scales()
+    lo, hi = X.min(), X.max()  # one pair of bounds for every feature
+    with pytest.warns(UserWarning, match=r"of 6 features' released stds .* floored"):
+        shared = DPStandardScaler(epsilon=1.0, bounds=(lo, hi), n_samples_budget=len(X),
+                                  random_state=0).fit(X)
+    # the warning tells what scale_ shows: most scales are the floor, not the data's
+    floor = shared.min_scale * (hi - lo)
+    assert np.sum(np.isclose(shared.scale_, floor)) > 3
+    with warnings.catch_warnings():  # bounds per feature: the data set the scales
+        warnings.filterwarnings("error", ".*floored")
+        own = DPStandardScaler(epsilon=1.0, bounds=(X.min(0), X.max(0)),
+                               n_samples_budget=len(X), random_state=0).fit(X)
+    np.testing.assert_allclose(own.scale_, X.std(axis=0), rtol=0.25)
+
+
+def test_the_floor_warning_reads_the_release_only():
+    # Neighbouring data sets whose releases agree get the same warning: the decision is
+    # a function of the released statistics (post-processing). With epsilon = inf the
+    # release is the data's own, so the warning follows the data there and only there.
+    X = _unlike_scales(n=50)
+    bounds = (X.min(), X.max())
+    for seed in range(5):
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            fitted = DPStandardScaler(epsilon=0.5, bounds=bounds, n_samples_budget=50,
+                                      random_state=seed).fit(X)
+        warned = any("floored" in str(w.message) for w in record)
+        floor = fitted.min_scale * (bounds[1] - bounds[0])
+        assert warned == (2 * np.sum(np.isclose(fitted.scale_, floor)) > 6)
+
+
+def test_privacy_shares_add_up_to_the_spend():
+    X = _rows()
+    scaler = DPStandardScaler(epsilon=0.8, delta=1e-6, bounds=(-20.0, 20.0),
+                              random_state=0).fit(X)
+    shares = scaler.privacy_shares_
+    assert shares["n_samples"].epsilon == pytest.approx(0.05 * 0.8)
+    assert shares["n_samples"].delta == 0.0
+    assert shares["moments"].delta == 1e-6
+    assert shares["n_samples"].epsilon + shares["moments"].epsilon == pytest.approx(0.8)
+    # the moments' noise is the analytic Gaussian's at their share (independent code)
+    assert scaler.noise_std_ == pytest.approx(analytic_gaussian_sigma(
+        shares["moments"].epsilon, 1e-6, scaler.sensitivity_), rel=1e-6)
+    declared = DPStandardScaler(epsilon=0.8, bounds=(-20.0, 20.0), n_samples_budget=500,
+                                random_state=0).fit(X)
+    assert declared.privacy_shares_["n_samples"] is None
+    assert declared.privacy_shares_["moments"].epsilon == 0.8

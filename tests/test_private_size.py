@@ -442,3 +442,61 @@ def test_a_count_of_vanishing_epsilon_is_refused_before_the_spend():
     DPAUCMaximizer(data_norm=3.0, n_samples_budget=2e-6, accountant=ledger,
                    random_state=0).fit(X, y)  # a count at 2e-6 is released
     assert ledger.spent_budget == [(1.0, 1e-5)]
+
+
+def _spy_on_releases(monkeypatch):
+    """The epsilons the size's and the class ratio's mechanisms are actually called with."""
+    import skdpminimax.base as base
+    import skdpminimax.estimators.auc as auc
+
+    seen = {"n_samples": [], "constants": []}
+
+    def size_spy(n_samples, epsilon, rng):
+        seen["n_samples"].append(epsilon)
+        return private_size(n_samples, epsilon, rng)
+
+    real_count = auc.private_count
+
+    def count_spy(count, size, epsilon, rng):
+        seen["constants"].append(epsilon)
+        return real_count(count, size, epsilon, rng)
+
+    monkeypatch.setattr(base, "private_size", size_spy)
+    monkeypatch.setattr(auc, "private_count", count_spy)
+    return seen
+
+
+@pytest.mark.parametrize("composition", ["basic", "pld"])
+def test_privacy_shares_record_what_each_release_was_given(monkeypatch, composition):
+    # privacy_shares_ says where privacy_spent_ went: checked against the epsilons the
+    # mechanisms were called with and the run's calibration, not against the split's
+    # own arithmetic.
+    seen = _spy_on_releases(monkeypatch)
+    X, y = _data(400)
+    model = _auc(epsilon=2.0, pos_ratio=None, composition=composition).fit(X, y)
+    shares, spent = model.privacy_shares_, model.privacy_spent_
+    assert set(shares) == {"n_samples", "constants", "training"}
+    assert seen["n_samples"] == [pytest.approx(shares["n_samples"].epsilon)]
+    assert seen["constants"] == [pytest.approx(shares["constants"].epsilon)]
+    assert shares["n_samples"].delta == shares["constants"].delta == 0.0
+    assert shares["training"].delta == spent.delta
+    # the run certifies (within the search's tolerance) the training share
+    assert model.calibration_.epsilon <= shares["training"].epsilon * (1 + 1e-6)
+    assert model.calibration_.epsilon >= 0.9 * shares["training"].epsilon
+    if composition == "basic":  # the shares add up to the spend
+        assert model.calibration_.composed_with == ()
+        assert sum(s.epsilon for s in shares.values()) == pytest.approx(spent.epsilon)
+    else:  # the class ratio's count is inside the training's PLD
+        assert len(model.calibration_.composed_with) == 1
+        assert shares["training"].epsilon == pytest.approx(
+            spent.epsilon - shares["n_samples"].epsilon)
+
+
+def test_privacy_shares_are_none_where_nothing_is_released(monkeypatch):
+    seen = _spy_on_releases(monkeypatch)
+    X, y = _data(400)
+    model = _auc(n_samples_budget=400, pos_ratio=0.5).fit(X, y)
+    assert seen == {"n_samples": [], "constants": []}
+    assert model.privacy_shares_["n_samples"] is None
+    assert model.privacy_shares_["constants"] is None
+    assert model.privacy_shares_["training"] == model.privacy_spent_

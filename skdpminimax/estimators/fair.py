@@ -156,6 +156,7 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         Released dual: group weights ``q`` (minimax loss) or net multipliers
         ``lambda^+ - lambda^-`` (demographic parity).
     group_ratios_ : ndarray of shape (n_groups,)
+        Group frequencies used (public, or the private release).
     calibration_ : NoiseCalibration
         Noise multiplier, steps, sampler and accountant of the solver.
     {planning_size_attribute}
