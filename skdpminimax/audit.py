@@ -340,9 +340,39 @@ def _default_canary(estimator, X, y):
         y = np.asarray(y, float)
         spread = float(np.ptp(y)) if y.size else 0.0
         corr = float(np.sign(proj @ (y - y.mean()))) or 1.0
-        y_c = y.mean() - corr * 2.0 * (spread + 1.0)
-        y_alt = 2.0 * y.mean() - y_c
+        far = y.mean() - corr * 2.0 * (spread + 1.0)
+        # Far outside the data's labels where the estimator takes them (the clip
+        # bounds the gradient anyway); else the data's own extremes, for an objective
+        # whose domain (check_data) ends at them.
+        against, toward = (y.min(), y.max()) if corr > 0 else (y.max(), y.min())
+        y_c, y_alt = _accepted_label_pair(
+            estimator, X, y, x_c, [(far, 2.0 * y.mean() - far), (against, toward)])
     return x_c, y_c, y_alt
+
+
+def _accepted_label_pair(estimator, X, y, x_c, pairs):
+    """The first ``(label, replacement)`` of ``pairs`` that the estimator's pre-spend
+    check (``_check_fit``: nothing spent, nothing changed) takes with the canary row;
+    the first pair for an estimator without that check. Raises with the check's
+    message when it takes none."""
+    check = getattr(estimator, "_check_fit", None)
+    if check is None:
+        return pairs[0]
+    X_in = np.vstack([X, x_c])
+    refusal = None
+    for y_c, y_alt in pairs:
+        try:
+            for label in (y_c, y_alt):
+                clone(estimator)._check_fit(X_in, np.append(y, label))
+        except ValueError as exc:
+            refusal = refusal or exc
+            continue
+        return y_c, y_alt
+    raise ValueError(
+        f"The default canary's labels ({pairs[0][0]:g}, or the data's extremes "
+        f"{pairs[-1][0]:g} / {pairs[-1][1]:g}) are refused by {type(estimator).__name__}: "
+        f"{refusal}. Pass canary=(x, y, y_replacement) with labels in its domain."
+    ) from refusal
 
 
 # ---- the attack statistic ------------------------------------------------------
@@ -477,7 +507,10 @@ def audit_estimator(estimator, *, epsilon, delta=1e-5, n_runs=200, X=None, y=Non
         ``(x, y)`` or ``(x, y, y_replacement)``. ``None``: a row at the
         ``data_norm`` bound (or the largest row norm) in the direction the data
         use least, labelled against the data there, so that its clipped gradient is
-        at the clip bound; its replacement has the opposite label.
+        at the clip bound; its replacement has the opposite label. A regressor's
+        label lies far outside the data's, or at the data's extremes where the
+        estimator's pre-spend check refuses that (an objective's ``check_data``
+        domain).
     random_state : int, Generator or None, default=None
         Seeds the per-run seeds and the run order.
     confidence : float, default=0.95

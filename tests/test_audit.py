@@ -423,3 +423,40 @@ def test_auto_statistic_audits_a_model_without_predict_by_its_parameters():
         warnings.simplefilter("ignore")
         result = audit_estimator(est, epsilon=1.0, delta=1e-2, n_runs=40, random_state=0)
     assert 0.0 <= result.epsilon_lower_bound <= 1.0
+
+
+def _unit_target_objective():
+    from test_custom_objective import CoupledMean
+
+    class UnitTarget(CoupledMean):
+        """A regression objective whose domain is y in [0, 1] (its check_data)."""
+
+        def check_data(self, y, groups):
+            if y is not None and not np.all((0.0 <= y) & (y <= 1.0)):
+                raise ValueError("UnitTarget needs targets in [0, 1].")
+
+    return UnitTarget
+
+
+def test_a_regression_canary_stays_in_the_objective_s_domain():
+    """The default canary's label lay far outside the data's, which an objective with a
+    check_data domain refuses: the audit failed in its first fit. It now falls back to
+    the data's extremes, which the pre-spend check takes."""
+    import warnings
+
+    from skdpminimax import DPSaddleEstimator
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 2))
+    y = rng.uniform(0.1, 0.9, size=12)
+    est = DPSaddleEstimator(_unit_target_objective(), epsilon=1.0, data_norm=3.0,
+                            task="regression")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = audit_estimator(est, epsilon=1.0, delta=1e-2, n_runs=40, X=X, y=y,
+                                 random_state=0)
+    assert 0.0 <= result.epsilon_lower_bound <= 1.0
+    # a target outside the domain in the data themselves: refused with the fix named
+    with pytest.raises(ValueError, match="Pass canary="):
+        audit_estimator(est, epsilon=1.0, delta=1e-2, n_runs=40, X=X,
+                        y=np.append(y[:-1], 2.0), random_state=0)
