@@ -433,14 +433,24 @@ def test_many_steps_at_small_epsilon_are_calibrated_on_the_finer_grid(epsilon):
 
 def test_the_finer_grid_is_not_searched_where_the_coarse_one_is_fine_enough(monkeypatch):
     """At epsilon > 1 the coarse grid is at most 0.1% loose: no second search, and the
-    record names the coarse interval. With few steps the fine grid's one evaluation
-    shows no slack: the multiplier stays the coarse search's."""
+    record names the coarse interval. With few steps the half grid's prediction shows
+    no slack: the fine grid is never evaluated and the multiplier and its record stay
+    the coarse search's."""
     sampler = make_sampler("poisson", 2000, 64)
     cal = calibrate_noise_multiplier(sampler, 300, 5.0, 1e-6)
     assert cal.pld_interval == calibration._pld_interval(5.0)
     calibration._calibrate_cached.cache_clear()
+    original, grids = calibration._certify_with, []
+
+    def spy(sampler_, z, n_steps, delta, accounting, interval, *args):
+        grids.append(interval)
+        return original(sampler_, z, n_steps, delta, accounting, interval, *args)
+
+    monkeypatch.setattr(calibration, "_certify_with", spy)
     few = calibrate_noise_multiplier(sampler, 30, 1.0, 1e-6)
-    assert few.pld_interval == pytest.approx(1e-4)  # its epsilon, from the fine grid
+    monkeypatch.undo()
+    assert few.pld_interval == 1e-3
+    assert min(grids) == pytest.approx(5e-4)  # the half grid; the fine one (1e-4) never
     monkeypatch.setattr(calibration, "_pld_fine_interval", calibration._pld_interval)
     calibration._calibrate_cached.cache_clear()
     coarse = calibrate_noise_multiplier(sampler, 30, 1.0, 1e-6)
@@ -455,8 +465,8 @@ def test_the_finer_grid_is_not_searched_where_the_coarse_one_is_fine_enough(monk
 
 def test_a_failing_refinement_keeps_the_first_search_s_multiplier(monkeypatch):
     """The second search only lowers the noise: if the accountant fails on the fine
-    grid (after the first evaluation there), the calibration returns the coarse
-    search's multiplier, certified, instead of raising."""
+    grid (after the half grid's prediction), the calibration returns the coarse
+    search's multiplier and record, certified, instead of raising."""
     sampler = make_sampler("poisson", 60_000, 64)
     steps = 15 * 60_000 // 64
     monkeypatch.setattr(calibration, "_pld_fine_interval", calibration._pld_interval)
@@ -479,4 +489,26 @@ def test_a_failing_refinement_keeps_the_first_search_s_multiplier(monkeypatch):
     calibration._calibrate_cached.cache_clear()
     assert len(calls) == 2
     assert kept.noise_multiplier == coarse.noise_multiplier
-    assert kept.epsilon <= 0.1 and kept.pld_interval == 1e-5
+    assert kept.epsilon == coarse.epsilon <= 0.1
+    assert kept.pld_interval == coarse.pld_interval == calibration._pld_interval(0.1)
+
+
+@pytest.mark.parametrize("steps, epsilon", [(200, 0.05), (2000, 0.5), (14_062, 1.0)])
+def test_the_half_grid_predicts_the_fine_grid_s_epsilon(steps, epsilon):
+    """The refinement's gate: the connect-the-dots PLD's excess grows with the square
+    of the interval, so the coarse grid and half of it predict the fine grid's epsilon.
+    Checked against dp_accounting called directly on the three grids."""
+    n, m, delta = 60_000, 64, 1e-6
+    q = m / n
+    calibration._calibrate_cached.cache_clear()
+    z = calibrate_noise_multiplier(make_sampler("poisson", n, m), steps, epsilon,
+                                   delta).noise_multiplier
+    coarse = calibration._pld_interval(epsilon)
+    fine = calibration._pld_fine_interval(epsilon)
+    e1, e2, e10 = (_independent_pld_epsilon(q, z, steps, delta, grid)
+                   for grid in (coarse, coarse / 2, fine))
+    predicted = e1 - (e1 - e2) * (1 - (fine / coarse) ** 2) / 0.75
+    assert e10 < e2 < e1
+    assert predicted == pytest.approx(e10, rel=1e-3)
+    if steps > 10_000:  # where the excess is large, a linear one would mispredict
+        assert abs(e1 - 1.8 * (e1 - e2) - e10) > 2e-3 * e10
