@@ -167,15 +167,17 @@ _PLANNING_SIZE_DOC = """    planning_size_ : int
         released count (see ``n_samples_budget``).
     privacy_shares_ : dict
         Where ``privacy_spent_`` went, as records with ``epsilon`` and ``delta``
-        (``None``: nothing released for that part; the counts are pure, ``delta = 0``): ``"n_samples"``, the size's count (``n_samples_budget``;
-        ``None`` where the size is public or the relation replace-one); ``"constants"``,
-        the class ratio's or group counts' release (``None`` where they were given);
+        (``None``: nothing released for that part; the counts are pure, ``delta =
+        0``): ``"n_samples"``, the size's count (``n_samples_budget``; ``None`` where
+        the size is public or the relation replace-one); ``"constants"``, the class
+        ratio's or group counts' release (``None`` where they were given);
         ``"training"``, the budget the solver's noise is calibrated on. Under basic
-        composition they add up to ``privacy_spent_``. Where ``calibration_.composed_with``
-        is not empty (``composition="pld"``), ``"training"`` is the total less the size's
-        share and certifies the composition of those releases with the run in one PLD,
-        so it covers ``"constants"`` too. Set from the parameters alone, before the data
-        are read: public.
+        composition they add up to ``privacy_spent_``. Where
+        ``calibration_.composed_with`` is not empty (``composition="pld"``),
+        ``"training"`` is the total less the size's share and certifies the
+        composition of those releases with the run in one PLD, so it covers
+        ``"constants"`` too. Set from the parameters alone, before the data are read:
+        public.
     data_norm_ : float
         The row-norm bound the rows were clipped to: ``data_norm``, or where it was
         left ``None`` the one read off the data (with a ``PrivacyLeakWarning``).

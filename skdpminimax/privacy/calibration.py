@@ -527,8 +527,8 @@ def _refine_on_finer_grid(sampler, n_steps, epsilon, delta, noise_ratios, preced
     The fine grid costs ten times the coarse one's points, so it is not evaluated to
     learn whether it would help: the epsilon at ``z`` on half the coarse interval
     predicts it, since the connect-the-dots PLD's excess over the exact epsilon grows
-    with the square of the interval (measured: the prediction within 1e-4 relative
-    from 130 to 14,000 steps, epsilon 0.05 to 1). Only where the predicted slack
+    with the square of the interval (measured: the prediction within 3e-4 relative
+    from 130 to 14,062 steps, epsilon 0.05 to 1; ``benchmarks/calibration_grid.py``). Only where the predicted slack
     exceeds twice the search's tolerance (in practice epsilon <= 1 over thousands of
     steps) is the fine grid evaluated, first at the multiplier the prediction points
     to. A prediction only chooses where to look: every multiplier returned is
