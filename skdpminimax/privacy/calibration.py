@@ -344,6 +344,7 @@ def _composed_event(sampler, noise_multiplier, n_steps, ratios):
 # Orders up to which dp_accounting's sampling-without-replacement RDP bound keeps
 # falling with the noise (see _rdp_orders).
 _WOR_RELIABLE_ORDER = 256
+_POISSON_FIRST_ORDERS_UP_TO = 4096
 
 
 def _rdp_orders(sampler, noise_multiplier, n_steps, delta, ratios):
@@ -354,7 +355,9 @@ def _rdp_orders(sampler, noise_multiplier, n_steps, delta, ratios):
     ``dp_accounting`` (seconds per call with the orders up to 4096), so it is
     evaluated within a factor 8 of the best order of the same run under Poisson
     sampling at the same rate (closed forms, fast), where its own best order usually
-    lies, and at every order up to ``_WOR_RELIABLE_ORDER``. Above about that order
+    lies, and, where that window reaches beyond ``_WOR_RELIABLE_ORDER``, at every
+    order up to it (``benchmarks/wor_rdp_orders.py`` checks the bound against every
+    order's). Above about that order
     ``dp_accounting``'s without-replacement bound stops falling with the noise (it
     levels off near ``q`` per step: 0.107 at ``q = 64 / 569`` for any sigma from 30 on,
     against four times the Poisson bound below it), so where much noise or a tiny
@@ -363,12 +366,28 @@ def _rdp_orders(sampler, noise_multiplier, n_steps, delta, ratios):
     """
     if sampler.name != "without_replacement":
         return _RDP_ORDERS
+    best = _poisson_best_order(sampler, noise_multiplier, n_steps, delta, ratios)
+    window = {a for a in _RDP_ORDERS if best / 8 <= a <= best * 8}
+    if best * 8 > _WOR_RELIABLE_ORDER:  # the window reaches where the bound levels off
+        window |= {a for a in _RDP_ORDERS if a <= _WOR_RELIABLE_ORDER}
+    return tuple(sorted(window))
+
+
+def _poisson_best_order(sampler, noise_multiplier, n_steps, delta, ratios):
+    """The best RDP order of the run under Poisson sampling at ``sampler``'s rate. The
+    orders above ``_POISSON_FIRST_ORDERS_UP_TO`` cost most of the evaluation (a term
+    per unit of order), so they are evaluated only where the best of the others is
+    the largest of them."""
     proxy = make_sampler("poisson", sampler.n_samples, sampler.batch_size)
-    accountant = rdp.RdpAccountant(list(_RDP_ORDERS))
-    accountant.compose(_composed_event(proxy, noise_multiplier, n_steps, ratios))
-    _, best = accountant.get_epsilon_and_optimal_order(delta)
-    return tuple(a for a in _RDP_ORDERS
-                 if a <= _WOR_RELIABLE_ORDER or best / 8 <= a <= best * 8)
+    event = _composed_event(proxy, noise_multiplier, n_steps, ratios)
+    first = [a for a in _RDP_ORDERS if a <= _POISSON_FIRST_ORDERS_UP_TO]
+    for orders in (first, list(_RDP_ORDERS)):
+        accountant = rdp.RdpAccountant(orders)
+        accountant.compose(event)
+        _, best = accountant.get_epsilon_and_optimal_order(delta)
+        if best < orders[-1]:
+            break
+    return best
 
 
 def _gdp_guess(sampler, n_steps, epsilon, delta):
