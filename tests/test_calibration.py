@@ -277,10 +277,29 @@ def test_without_replacement_rdp_on_a_window_of_orders_equals_all_orders(
     sampler = make_sampler("without_replacement", n, m)
     window = calibration._rdp_orders(sampler, z, steps, 1e-5, ratios)
     assert set(window) < set(calibration._RDP_ORDERS)
+    if z == 3.0:  # the window ends below 256: the orders beyond it are skipped
+        assert max(window) < calibration._WOR_RELIABLE_ORDER
+    else:  # it reaches beyond: every order up to 256 too, where the bound levels off
+        assert {a for a in calibration._RDP_ORDERS if a <= 256} <= set(window)
     windowed = certified_epsilon(sampler, z, steps, 1e-5, "rdp", noise_ratios=ratios)
     monkeypatch.setattr(calibration, "_rdp_orders", lambda *args: calibration._RDP_ORDERS)
     every = certified_epsilon(sampler, z, steps, 1e-5, "rdp", noise_ratios=ratios)
     assert windowed == pytest.approx(every, rel=1e-12)
+
+
+@pytest.mark.parametrize("z, delta", [(0.8, 1e-5), (10.0, 1e-5), (300.0, 1e-5),
+                                      (3000.0, 1e-12)])
+def test_the_poisson_best_order_is_the_best_over_every_order(z, delta):
+    """The orders above 4,096 are evaluated only where the best of the others is
+    4,096: the best order found is the one over every order, low or high."""
+    sampler = make_sampler("without_replacement", 5000, 64)
+    steps = 2 * 5000 // 64
+    found = calibration._poisson_best_order(sampler, z, steps, delta, (1.0,))
+    accountant = dp_accounting.rdp.RdpAccountant(list(calibration._RDP_ORDERS))
+    accountant.compose(dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(64 / 5000, dp_accounting.GaussianDpEvent(z)),
+        steps))
+    assert found == accountant.get_epsilon_and_optimal_order(delta)[1]
 
 
 def test_a_delta_below_the_pld_tail_is_certified_by_rdp():
