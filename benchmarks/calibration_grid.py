@@ -52,8 +52,7 @@ def grid_prediction(sampler, z, steps, epsilon, delta):
     fine = calibration._pld_fine_interval(epsilon)
     e1, e2, e10 = (calibration._certify_with(sampler, z, steps, delta, "pld", grid, (1.0,))
                    for grid in (coarse, coarse / 2.0, fine))
-    predicted = e1 - (e1 - e2) * (1.0 - (fine / coarse) ** 2) / 0.75
-    return e1, e2, e10, predicted
+    return e1, e2, e10, calibration._predicted_fine_epsilon(e1, e2, coarse, fine)
 
 
 def main(argv=None):

@@ -355,8 +355,7 @@ def _accepted_label_pair(estimator, X, y, x_c, pairs):
     check (``_check_fit``: nothing spent, nothing changed) takes with the canary row;
     the first pair for an estimator without that check. Raises with the check's
     message when it takes none."""
-    check = getattr(estimator, "_check_fit", None)
-    if check is None:
+    if not hasattr(estimator, "_check_fit"):
         return pairs[0]
     X_in = np.vstack([X, x_c])
     refusal = None

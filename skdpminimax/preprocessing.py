@@ -436,12 +436,9 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         self.sensitivity_ = float(sens)
         self.lower_, self.upper_ = lower, upper
         self.privacy_spent_ = budget
-        sums_epsilon = budget.epsilon
-        if count_epsilon is not None and math.isfinite(budget.epsilon):
-            sums_epsilon = budget.epsilon - count_epsilon
         self.privacy_shares_ = {
             "n_samples": None if count_epsilon is None else budget_entry(count_epsilon, 0.0),
-            "moments": budget_entry(sums_epsilon, budget.delta),
+            "moments": budget_entry(self._moments_epsilon(count_epsilon), budget.delta),
         }
         self.release_ = release
 
@@ -467,6 +464,12 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
             _check_count_epsilon("n_samples_budget", count_epsilon)
         return declared, count_epsilon
 
+    def _moments_epsilon(self, count_epsilon):
+        """The Gaussian release's epsilon: the fit's, less the size count's share."""
+        if count_epsilon is not None and math.isfinite(self.epsilon):
+            return self.epsilon - count_epsilon
+        return self.epsilon
+
     def _release(self, count_epsilon, sens, sigma):
         """The fit's release as a :class:`~skdpminimax.privacy.Release` (add/remove-one,
         finite epsilon), else ``None``."""
@@ -489,9 +492,7 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
             lower, upper = _as_bounds(self.bounds, X.shape[1])
         # The noise depends on public quantities only: computed here, before the spend,
         # so that a failure cannot come after it.
-        sums_epsilon = self.epsilon
-        if count_epsilon is not None and math.isfinite(self.epsilon):
-            sums_epsilon = self.epsilon - count_epsilon
+        sums_epsilon = self._moments_epsilon(count_epsilon)
         row_bound = self.row_clip * math.sqrt(X.shape[1])
         sens = moment_sensitivity(row_bound, self.with_std, self.neighbouring)
         sigma = (analytic_gaussian_sigma(sums_epsilon, self.delta, sens)
