@@ -154,9 +154,10 @@ _SHARED_PARAMETER_DOCS = """    random_state : int, Generator, RandomState or No
         releases with its own, which certifies the total (else the shares add). Its
         model alone is ``(epsilon, delta)``-DP in any case. A release is composed
         with one fit only (the ledger refuses a second, before any spend), and only
-        by a fit under add/remove-one. ``"pending"``: the releases charged on the
-        ledger since its last other entry (in a ``Pipeline``, the
-        ``DPStandardScaler`` fitted just before; none on a prepaid ledger, whose
+        by a fit under add/remove-one. ``"pending"``: the releases the calling
+        thread charged on the ledger since its last other entry (in a ``Pipeline``,
+        the ``DPStandardScaler`` fitted just before, also where folds are fitted in
+        threads on one ledger; none on a prepaid ledger, whose
         search charges each fit its whole epsilon); with none, the fit spends
         ``(epsilon, delta)`` as without it.
 """

@@ -141,22 +141,25 @@ def _writeable(X):
     return X if X.flags.writeable else X.copy()
 
 
-def _warn_if_mostly_floored(floored, flat, min_scale):
-    """Warn where the std floor, not the data, set most features' scales: bounds far
-    wider than the features' spread (one scalar pair for features of unlike scales is
-    the usual slip) or noise that swamps the second moments. It reads the released
-    statistics only (post-processing), so it costs no privacy."""
-    floored = floored & ~flat
+def _warn_if_mostly_floored(released_var_u, var_noise_std_u, floor_u, flat, min_scale):
+    """Warn where the std floor, not the data, set most features' scales because the
+    bounds are far wider than the features' spread (one scalar pair for features of
+    unlike scales is the usual slip). A feature counts where its released variance is
+    below the floor's by more than twice the noise on it: where the noise alone could
+    have put it there (a small epsilon on few rows), the floor is doing its job, and
+    no bounds would help. It reads the released statistics and the public noise scale
+    only (post-processing), so it costs no privacy."""
+    below = (released_var_u + 2.0 * var_noise_std_u < floor_u ** 2) & ~flat
     n_free = int(np.count_nonzero(~flat))
-    if n_free and 2 * int(np.count_nonzero(floored)) > n_free:
+    if n_free and 2 * int(np.count_nonzero(below)) > n_free:
         warnings.warn(
-            f"{int(np.count_nonzero(floored))} of {n_free} features' released stds fell "
-            f"below min_scale={min_scale:g} times their bounds' width and were floored "
-            "there: those features are scaled less than StandardScaler would scale them. "
-            "Their bounds are likely much wider than their spread (one pair of bounds "
-            "for features of different scales?), or the noise swamps their variance "
-            "(a small epsilon on few rows). Give bounds per feature, close to each "
-            "feature's range, or lower min_scale. (This reads the release only.)",
+            f"{int(np.count_nonzero(below))} of {n_free} features' released stds are "
+            f"below min_scale={min_scale:g} times their bounds' width (by more than the "
+            "noise explains) and were floored there: those features are scaled less "
+            "than StandardScaler would scale them. Their bounds are much wider than "
+            "their spread (one pair of bounds for features of different scales?). "
+            "Give bounds per feature, close to each feature's range, or lower "
+            "min_scale. (This reads the release only.)",
             UserWarning)
 
 
@@ -224,8 +227,11 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
     min_scale : float in (0, 1], default=0.1
         Floor of each released std, as a fraction of the feature's bounds' width: a
         feature whose released variance is tiny or negative (noise) is not blown up.
-        Where the floor sets more than half the features' scales, the fit warns
-        (bounds far wider than the features' spread, or noise that swamps it).
+        Where it sets more than half the features' scales and the noise does not
+        explain why (their released variances are below the floor's by more than
+        twice the noise on them), the fit warns: bounds far wider than the features'
+        spread. A small epsilon on few rows floors many scales without a warning:
+        the noise swamps those variances, and the floor is what keeps them usable.
         At 0.1 a feature with a smaller std (a pixel that is nearly always blank) is
         under-scaled rather than amplified: on scikit-learn's digits (64 pixels in
         [0, 16]) behind a scaler at epsilon 0.5, the default fit's test AUC at epsilon
@@ -422,8 +428,11 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
             second = np.clip(sums[n_features:] / size, 0.0, 1.0)
             floor_u = 2.0 * self.min_scale  # min_scale * width, in half-width units
             # the floor on the std itself: its square underflows for a tiny min_scale
-            released_std_u = np.sqrt(np.maximum(second - mean_u ** 2, 0.0))
-            _warn_if_mostly_floored(released_std_u < floor_u, flat, self.min_scale)
+            released_var_u = second - mean_u ** 2
+            released_std_u = np.sqrt(np.maximum(released_var_u, 0.0))
+            # the noise's std on a released second moment, in the same units
+            _warn_if_mostly_floored(released_var_u, sigma / size, floor_u, flat,
+                                    self.min_scale)
             std_u = np.maximum(released_std_u, floor_u)
             self.scale_ = np.where(flat, 1.0, half * std_u)
             with np.errstate(over="ignore"):  # inf beyond the float range (bounds ~1e154+)

@@ -514,3 +514,46 @@ def test_a_diffprivlib_spend_ends_the_pending_releases():
                            composed_with="pending").fit(X, y)
     assert model.privacy_spent_.epsilon == 1.0
     assert all(not name.startswith("gaussian") for name in model.calibration_.composed_with)
+
+
+def test_pipelines_fitted_in_threads_each_compose_their_own_release():
+    """Found by a review: under joblib's threading backend two folds' scalers were
+    charged before either fit, and the first fit composed both releases (the second
+    then had nothing left). "pending" now takes the calling thread's releases only."""
+    import threading
+    from sklearn.pipeline import make_pipeline
+    ledger = BudgetAccountant()
+    X, y = _auc_data()
+    pipes = [make_pipeline(
+        DPStandardScaler(epsilon=0.1, delta=1e-7, bounds=(-1.0, 1.0), n_samples_budget=len(X),
+                         accountant=ledger, random_state=seed),
+        DPAUCMaximizer(epsilon=0.6, delta=1.1e-6, data_norm=10.0, n_samples_budget=len(X),
+                       accountant=ledger, random_state=seed, composed_with="pending"))
+        for seed in (0, 1)]
+    both_scaled, first_fitted, errors = threading.Barrier(2), threading.Event(), []
+
+    def fold(k):  # both scalers are charged, then fold 0 fits, then fold 1
+        try:
+            pipes[k][0].fit(X)
+            both_scaled.wait(timeout=60)
+            if k == 1:
+                first_fitted.wait(timeout=60)
+            pipes[k][1].fit(pipes[k][0].transform(X), y)
+        except Exception as exc:  # reported below: a thread's error is not raised
+            errors.append(exc)
+        finally:
+            if k == 0:
+                first_fitted.set()
+
+    threads = [threading.Thread(target=fold, args=(k,)) for k in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors
+    for pipe in pipes:
+        model = pipe[-1]
+        assert model.privacy_spent_.epsilon == pytest.approx(0.5)
+        gaussians = [c for c in model.calibration_.composed_with if c.startswith("gaussian")]
+        assert len(gaussians) == 1
+    assert ledger.total()[0] == pytest.approx(1.2)

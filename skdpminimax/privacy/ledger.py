@@ -59,6 +59,10 @@ MIXED_RELATIONS_ADVICE = (
 _CHARGED_RELEASES = weakref.WeakKeyDictionary()
 _REDEEMED_RELEASES = weakref.WeakKeyDictionary()
 _RELEASE_ENTRIES = weakref.WeakKeyDictionary()
+# The thread each of this library's spends on a ledger came from (entry index ->
+# thread ident): "pending" composes a thread's own releases, so folds fitted in
+# threads on one ledger (joblib's threading backend) do not take each other's.
+_ENTRY_THREADS = weakref.WeakKeyDictionary()
 
 
 def has_fitted_attributes(estimator):
@@ -116,6 +120,11 @@ def spend(accountant, epsilon, delta, relation=None, redeems=()):
         if tracked:
             _check_redeemable(accountant, redeems)
         result = accountant.spend(epsilon, delta)
+        try:
+            _ENTRY_THREADS.setdefault(accountant, {})[
+                len(accountant.spent_budget) - 1] = threading.get_ident()
+        except TypeError:  # a ledger that cannot be referenced weakly: not tracked
+            pass
         if tracked:
             _REDEEMED_RELEASES.setdefault(accountant, set()).update(r.token for r in redeems)
         mixed = relation is not None and _note_relation(accountant, relation)
@@ -147,23 +156,32 @@ def spend_release(accountant, release):
 
 
 def pending_releases(accountant):
-    """The releases charged on ``accountant`` (:func:`spend_release`) since its last
-    other entry, in the order charged: what ``composed_with="pending"`` composes (in a
-    ``Pipeline``, the ``DPStandardScaler`` fitted just before; not one that another
-    spend followed, a fit's or a diffprivlib model's). A prepaid ledger holds none (its
-    search charged each fit its whole epsilon)."""
+    """The releases charged on ``accountant`` (:func:`spend_release`) by the calling
+    thread since that thread's last other entry, in the order charged: what
+    ``composed_with="pending"`` composes (in a ``Pipeline``, the ``DPStandardScaler``
+    fitted just before; not one that another spend followed, a fit's or a diffprivlib
+    model's). Other threads' spends through this library are passed over, so pipelines
+    fitted in threads on one ledger each compose their own scaler's release; a spend
+    the library did not make (a diffprivlib model's) ends the releases, whichever thread
+    made it. A prepaid ledger holds none (its search charged each fit its whole
+    epsilon)."""
     if isinstance(accountant, PrepaidLedger):
         return ()
     with _SPEND_LOCK:
         try:
             entries = _RELEASE_ENTRIES.get(accountant, {})
             redeemed = _REDEEMED_RELEASES.get(accountant, set())
+            threads = _ENTRY_THREADS.get(accountant, {})
         except TypeError:
             return ()
-        trailing, entry = [], len(accountant.spent_budget) - 1
-        while entry in entries:  # the ledger's last entries, while they are releases
+        me, trailing = threading.get_ident(), []
+        for entry in range(len(accountant.spent_budget) - 1, -1, -1):
+            thread = threads.get(entry)
+            if thread is not None and thread != me:
+                continue  # another thread's spend: not this thread's sequence
+            if thread is None or entry not in entries:
+                break  # this thread's other entry, or a spend made outside the library
             trailing.append(entries[entry])
-            entry -= 1
         return tuple(r for r in reversed(trailing) if r.token not in redeemed)
 
 
@@ -381,8 +399,8 @@ def fit_ledger(accountant, origin_pid=None):
     accountant : BudgetAccountant or None
         The estimator's ``accountant`` parameter.
     origin_pid : tuple or None
-        The process stamp left by pickling (pid and a per-process token) (``None`` if the estimator was never
-        pickled, or its accountant was set again since).
+        The process stamp left by pickling (pid and a per-process token) (``None``
+        if the estimator was never pickled, or its accountant was set again since).
 
     Returns
     -------
