@@ -48,12 +48,12 @@ def _demo(args):
     ledger = BudgetAccountant()
     print("DPAUCMaximizer on scikit-learn's breast cancer data "
           f"({X_train.shape[0]} training rows, {X_train.shape[1]} features)")
-    print(f"{'model':<34}{'epsilon':>9}{'delta':>9}{'test AUC':>10}{'fit s':>8}")
+    print(f"{'model':<46}{'epsilon':>9}{'delta':>9}{'test AUC':>10}{'fit s':>8}")
     t0 = time.perf_counter()
     baseline = make_pipeline(LogisticRegression(max_iter=1000)).fit(X_train, y_train)
     t_base = time.perf_counter() - t0
     auc = roc_auc_score(y_test, baseline.decision_function(X_test))
-    print(f"{'LogisticRegression (not private)':<34}{'-':>9}{'-':>9}{auc:>10.3f}{t_base:>8.3f}")
+    print(f"{'LogisticRegression (not private)':<46}{'-':>9}{'-':>9}{auc:>10.3f}{t_base:>8.3f}")
 
     def report(label, epsilon, model, X_fit, X_eval):
         """Fit, score and print one row; the budget column is what the fit put on the
@@ -65,7 +65,7 @@ def _demo(args):
         auc = roc_auc_score(y_test, model.decision_function(X_eval))
         spent_epsilon, spent_delta = np.sum(ledger.spent_budget[entries:], axis=0)
         label += " (no noise)" if np.isinf(epsilon) else ""
-        print(f"{label:<34}{spent_epsilon:>9.3g}{spent_delta:>9.2g}{auc:>10.3f}{elapsed:>8.3f}")
+        print(f"{label:<46}{spent_epsilon:>9.3g}{spent_delta:>9.2g}{auc:>10.3f}{elapsed:>8.3f}")
 
     for epsilon in args.epsilons:
         # Fresh noise for every fit (a fixed seed would repeat it, and the budgets would

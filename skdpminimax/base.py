@@ -326,7 +326,7 @@ def _dry_run(solver, probe, n_samples, budget, size_is_public, n_rows):
     return calibration
 
 
-def _warn_if_delta_too_large(budget, size):
+def warn_if_delta_too_large(budget, size):
     """Warn when ``delta >= 1 / size``: such a guarantee allows publishing a random
     row outright. ``size`` is what the fit plans on (public, or a released count), so
     the warning reveals nothing further."""
@@ -503,6 +503,17 @@ def _check_count_epsilon(name, epsilon):
             "(n_samples_budget=<int>, group_ratios, pos_ratio). Nothing was spent.")
 
 
+def _own_copies(*arrays):
+    """Fresh copies of a user objective's labels (``None`` stays ``None``): its
+    ``prepare`` may write into ``data.y`` as into ``data.X``, and each use (the check
+    on the rows, then the run) must see the caller's values, which it must not
+    change."""
+    return tuple(None if a is None else np.array(a, copy=True) for a in arrays)
+
+
+_PLANNED_ON = "the run is planned on {} (its sampling rate and number of steps)"
+
+
 def _dense_if_small(X):
     if sp.issparse(X) and X.shape[0] * X.shape[1] <= _DENSIFY_MAX_ENTRIES:
         return X.toarray()
@@ -515,12 +526,8 @@ def warn_about_public_size(size_spec, declared, n_samples, epsilon, *, add_remov
 
     ``n_samples_budget="public"`` (``size_spec``) takes ``len(X)`` as public, which
     ``revealed_by`` then reveals (a :class:`PrivacyLeakWarning` at finite
-    ``epsilon``). A declared size (``declared``, an int) more than ten times as far
-    from the ``n_samples`` rows given is most likely a typo (``10**9`` for
-    ``10**3``: millions of steps on nearly empty batches), a :class:`UserWarning` that
-    says what the declaration does (``planned``); folds of a search, a fraction of
-    the declared size, stay within the factor. The message does not print the row
-    count: whoever reads the log need not learn it.
+    ``epsilon``). A declared size far from the rows given: :func:`warn_if_size_is_a_typo`
+    with ``planned``.
     """
     if not add_remove:
         return
@@ -531,6 +538,17 @@ def warn_about_public_size(size_spec, declared, n_samples, epsilon, *, add_remov
             "this size. Pass the public size as an int (n_samples_budget=N, e.g. a "
             "published data set's size) to plan every neighbour on it, or leave the size "
             "private.", PrivacyLeakWarning)
+    warn_if_size_is_a_typo(declared, n_samples, planned)
+
+
+def warn_if_size_is_a_typo(declared, n_samples, planned):
+    """A declared size (``declared``, an int) more than ten times as far from the
+    ``n_samples`` rows given is most likely a typo (``10**9`` for ``10**3``: millions of
+    steps on nearly empty batches), a :class:`UserWarning` that says what the
+    declaration does (``planned``); folds of a search, a fraction of the declared size,
+    stay within the factor. The message does not print the row count: whoever reads
+    the log need not learn it. The estimators call it before their noise search, which
+    on such a size can take minutes."""
     if declared is not None and not declared / 10 <= n_samples <= 10 * declared:
         warnings.warn(
             f"n_samples_budget={declared} declares a public size more than ten times as "
@@ -574,9 +592,10 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
     # handles it; DPSaddleEstimator's user objectives get dense arrays.
     _accept_sparse = "csr"
     # Whether the objective is the user's. The built-in objectives only read data.X and
-    # evaluate on every row the bounds allow; a user's may write into X (a prepare that
-    # normalises rows in place), so it gets a copy (clip_rows), and may fail on a real
-    # row, so it is first run on the rows themselves (check_on_the_rows).
+    # evaluate on every row the bounds allow; a user's may write into X or y (a prepare
+    # that normalises rows in place), so it gets copies (clip_rows, _own_copies), and
+    # may fail on a real row, so it is first run on the rows themselves
+    # (check_on_the_rows).
     _user_objective = False
 
     _parameter_constraints = {
@@ -690,8 +709,8 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         # objective's failure or wrong shape is refused here rather than in the solver.
         check_shapes_on_stand_in(probe, X.shape[1], targets, task_data.get("groups"))
         if self._user_objective:  # also on the rows themselves, before the spend
-            check_on_the_rows(probe, SaddleData(clip_rows(X, data_norm, copy=True), targets,
-                                                task_data.get("groups")))
+            check_on_the_rows(probe, SaddleData(clip_rows(X, data_norm, copy=True),
+                                                *_own_copies(targets, task_data.get("groups"))))
         # (a subclass without the parameter gets its default: a private size)
         size_spec = getattr(self, "n_samples_budget", DEFAULT_N_SAMPLES_BUDGET)
         declared = _declared_size(size_spec)
@@ -728,6 +747,8 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
             train_budget = PrivacyBudget(joint_epsilon, budget.delta, preceding=preceding)
             if not size_is_public:
                 _check_composes(solver, probe, train_budget, _PROBE_SIZE)
+        if add_remove:  # before the noise search, which a typo (10**9) makes slow
+            warn_if_size_is_a_typo(declared, n_samples, _PLANNED_ON.format(declared))
         searched = None
         if size_is_public and add_remove:
             # The noise search on the public size, before the spend: a budget the solver
@@ -743,10 +764,9 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         if _CHECK_ONLY.get():  # _check_fit: every check passed; stop before the spend
             return None
         warn_about_public_size(
-            size_spec, declared, n_samples, budget.epsilon, add_remove=add_remove,
+            size_spec, None, n_samples, budget.epsilon, add_remove=add_remove,
             uses="plans on", revealed_by="the released plan (planning_size_, n_iter_)",
-            planned=f"the run is planned on {declared} (its sampling rate and number of "
-                    "steps)")
+            planned=None)  # (a declared size far from the rows: warned above)
         warn_if_replayable(self.random_state, budget.epsilon)
         # check and record under one lock
         spend(accountant, own.epsilon, own.delta, relation=relation, redeems=releases)
@@ -757,15 +777,16 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
             size = declared if add_remove and declared is not None else n_samples
         planned_apart = size_budget is not None or (add_remove and declared is not None)
         task_data["size"] = size
-        _warn_if_delta_too_large(budget, size)
+        warn_if_delta_too_large(budget, size)
         constants = self._private_constants(targets, task_data, constants_budget, rng)
         objective = self._make_objective(X.shape[1], data_norm, constants)
         plan_size = size
         if size_budget is not None:  # (a composed run is planned on the public constants)
             plan_size = _certifiable_plan_size(
                 solver, probe if train_budget.preceding else objective, size, train_budget)
+        labels = (targets, task_data.get("groups"))
         data = SaddleData(clip_rows(X, data_norm, copy=self._user_objective),
-                          targets, task_data.get("groups"),
+                          *(_own_copies(*labels) if self._user_objective else labels),
                           public_size=plan_size if planned_apart else None)
         plans_its_length = getattr(solver, "n_iter", 0) is None
         planned = None

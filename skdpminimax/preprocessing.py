@@ -57,6 +57,7 @@ from skdpminimax.base import (
     all_or_nothing,
     resolve_rng,
     warn_about_public_size,
+    warn_if_delta_too_large,
     warn_if_replayable,
 )
 from skdpminimax.privacy.budget import MAX_FINITE_EPSILON, PrivacyBudget, budget_entry
@@ -172,8 +173,8 @@ def _as_bounds(bounds, n_features):
     lower, upper = (np.asarray(b, dtype=float) for b in bounds)
     out = []
     for name, b in (("lower", lower), ("upper", upper)):
-        if b.ndim == 0:
-            b = np.full(n_features, float(b))
+        if b.size == 1:  # one value (a size-1 array too, as diffprivlib takes it)
+            b = np.full(n_features, float(b.reshape(-1)[0]))
         if b.shape != (n_features,):
             raise ValueError(f"The {name} bounds have shape {b.shape}; X has {n_features} "
                              "features (give one value, or one per feature).")
@@ -207,7 +208,8 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         bounds' width, so a feature with a smaller spread than that is scaled less
         than :class:`~sklearn.preprocessing.StandardScaler` would).
     delta : float, default=1e-6
-        In ``[1e-100, 1)``; choose it well below ``1 / n_samples``.
+        In ``[1e-100, 1)``; choose it well below ``1 / n_samples`` (the fit warns
+        otherwise, as the estimators do).
     bounds : tuple (lower, upper) or None, default=None
         Public bounds of each feature (floats, or arrays of length ``n_features``);
         values outside them are clipped to them. ``None`` takes them from the data,
@@ -350,6 +352,7 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False
         tags.input_tags.sparse = False
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # transform keeps X's
         return tags
 
     def fit(self, X, y=None):
@@ -406,6 +409,7 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
             size = private_size(n_samples, count_epsilon, rng)  # exact at epsilon = inf
         else:
             size = declared if add_remove and declared is not None else n_samples
+        warn_if_delta_too_large(budget, size)  # as the estimators do
 
         # Halves first: (upper + lower) and (upper - lower) overflow for bounds near
         # the float range.

@@ -701,6 +701,20 @@ def test_sklearn_compatible_as_a_classifier(estimator, check):
     check(estimator)
 
 
+def _regressor():
+    from estimators_under_test import LabelledMean
+    return DPSaddleEstimator(LabelledMean, epsilon=1.0, data_norm=5.0, task="regression",
+                             random_state=0)
+
+
+@parametrize_with_checks_list([_regressor()], _expected_failures)
+def test_sklearn_compatible_as_a_regressor(estimator, check):
+    """A review: as a regressor it failed check_regressors_no_decision_function (the
+    objective's decision_function was exposed) and check_regressors_train (no
+    poor_score tag, which the built-in estimators set)."""
+    check(estimator)
+
+
 def test_a_user_objective_writing_into_its_rows_leaves_the_callers_X_alone():
     """A review: clip_rows stopped copying X where no row is clipped, and a user
     objective whose prepare normalised rows in place rewrote the caller's X. User
@@ -720,6 +734,34 @@ def test_a_user_objective_writing_into_its_rows_leaves_the_callers_X_alone():
     view = clip_rows(X, 5.0)
     assert np.shares_memory(view, X) and not view.flags.writeable
     assert not np.shares_memory(clip_rows(X, 5.0, copy=True), X)
+
+
+def test_a_user_objective_writing_into_its_targets_leaves_the_callers_y_alone():
+    """A review: y reached the objective as the caller's own array, so a prepare that
+    halved data.y in place quartered the caller's y (it ran in the check on the rows,
+    then in the run) and the model trained on targets transformed twice."""
+    from estimators_under_test import LabelledMean
+
+    class HalvesInPlace(LabelledMean):
+        def prepare(self, data):
+            data.y *= 0.5
+            return data
+
+    class HalvesACopy(LabelledMean):
+        def prepare(self, data):
+            data.y = 0.5 * data.y
+            return data
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 3)) / 3
+    y = rng.uniform(-1.0, 1.0, size=80)
+    before = y.copy()
+    fits = [DPSaddleEstimator(factory, epsilon=1.0, data_norm=2.0, task="regression",
+                              solver=_gda(5), random_state=0, n_samples_budget="public",
+                              accountant=BudgetAccountant()).fit(X, y)
+            for factory in (HalvesInPlace, HalvesACopy)]
+    np.testing.assert_array_equal(y, before)
+    np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)  # prepared once
 
 
 def test_a_classification_task_offers_its_objectives_methods_before_fit():

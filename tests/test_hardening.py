@@ -62,6 +62,9 @@ def _bad_inputs(case):
                              "infinity")
     if case.is_classifier:
         out["one-class"] = ((X, np.ones(n, dtype=int), kw), ValueError, "2 classes")
+        # labels that do not sort: numpy's bare TypeError from inside the label checks
+        mixed = np.array([1 if i % 2 else "a" for i in range(n)], dtype=object)
+        out["mixed-type-labels"] = ((X, mixed, kw), ValueError, "comparable")
     else:
         out["string-target"] = ((X, np.array(["u"] * n), kw), ValueError, "convert|numeric")
         # numbers as strings pass scikit-learn's NaN check; "inf" / "nan" become non-finite

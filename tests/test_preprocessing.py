@@ -173,6 +173,31 @@ def test_bad_input_is_refused_before_the_spend_and_changes_nothing(params, X, ma
     assert not hasattr(scaler, "mean_") and not hasattr(scaler, "n_features_in_")
 
 
+def test_size_one_bounds_are_one_value_as_diffprivlib_takes_them():
+    # A review: (array([-20.]), array([20.])) was refused as of shape (1,), which the
+    # group fair regressor and diffprivlib take as one value.
+    X = _rows()
+    scalar, arrays = (DPStandardScaler(epsilon=1.0, bounds=bounds, random_state=0).fit(X)
+                      for bounds in [(-20.0, 20.0), (np.array([-20.0]), np.array([[20.0]]))])
+    np.testing.assert_array_equal(scalar.scale_, arrays.scale_)
+    np.testing.assert_array_equal(arrays.lower_, np.full(X.shape[1], -20.0))
+
+
+def test_a_delta_not_below_one_over_n_warns_as_the_estimators_do():
+    # A review: the docstring says "choose it well below 1 / n_samples", the estimators
+    # warn, the scaler did not.
+    X = _rows()  # 300 rows
+    spread = 4.0 * np.linspace(0.5, 3.0, 6)  # per feature: the std floor stays silent
+    bounds = (2.0 - spread, 2.0 + spread)
+    with pytest.warns(UserWarning, match="not below 1 / n"):
+        DPStandardScaler(epsilon=1.0, delta=0.5, bounds=bounds, n_samples_budget=300,
+                         random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", ".*not below 1 / n")
+        DPStandardScaler(epsilon=1.0, delta=1e-4, bounds=bounds, n_samples_budget=300,
+                         random_state=0).fit(X)
+
+
 def test_a_failed_fit_keeps_the_previous_one():
     ledger = BudgetAccountant(epsilon=1.5)
     scaler = DPStandardScaler(epsilon=1.0, bounds=(-20.0, 20.0), accountant=ledger,

@@ -328,6 +328,31 @@ def test_a_declared_size_far_from_the_rows_warns():
                        solver=NoisySGDA(sampler="without_replacement")).fit(X, y)
 
 
+def test_a_declared_size_far_from_the_rows_warns_before_the_noise_search(monkeypatch):
+    """A review: n_samples_budget=10**9 on 200 rows ran the noise search over 23 billion
+    planned steps (minutes, then a MemoryError or a hang at larger sizes) before the
+    warning that the size is most likely a typo."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(100, 3))
+    y = (X[:, 0] > 0).astype(int)
+    searched = []
+    calibrate = NoisySGDA.calibrate
+
+    def spy(self, objective, n_samples, budget):
+        searched.append(budget.epsilon)
+        return calibrate(self, objective, n_samples, budget)
+
+    monkeypatch.setattr(NoisySGDA, "calibrate", spy)
+    ledger = BudgetAccountant()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        with pytest.raises(UserWarning, match="more than ten times"):
+            DPAUCMaximizer(epsilon=1.0, data_norm=3.0, pos_ratio=0.5, n_samples_budget=10**6,
+                           accountant=ledger).fit(X, y)
+    assert searched and all(np.isinf(e) for e in searched)  # the settings only
+    assert ledger.spent_budget == []
+
+
 @pytest.mark.parametrize("n_rows", [40, 300])
 def test_a_budget_no_multiplier_certifies_is_refused_before_the_spend(n_rows):
     """A probe: at epsilon 5e-5 (delta 1e-6) with the size private, the calibration on

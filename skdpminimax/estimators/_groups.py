@@ -6,6 +6,7 @@ Shared by the estimators that take ``sensitive_features``. All checks run in
 
 import datetime
 import warnings
+from contextlib import contextmanager
 from numbers import Integral, Number, Real
 
 import numpy as np
@@ -15,7 +16,7 @@ from skdpminimax.privacy.mechanisms import private_counts
 from skdpminimax.solvers import NoisySGDA, resolve_solver
 
 __all__ = ["encode_groups", "encode_public_groups", "labels_array", "GroupRatiosMixin",
-           "GROUP_SGDA_DEFAULTS"]
+           "GROUP_SGDA_DEFAULTS", "comparable_class_labels"]
 
 # The default solver of the group estimators (``solver="sgda"``). An example's dual
 # gradient is about ``loss / pi_g``: NoisySGDA's generic ``clip_v=1`` clips small
@@ -92,6 +93,18 @@ def without_negative_zeros(values):
     """
     values = np.asarray(values)
     return values + 0.0 if values.dtype.kind in "fc" else values
+
+
+@contextmanager
+def comparable_class_labels():
+    """Class labels that do not sort (an int among strings) fail inside numpy's sort
+    with a bare ``TypeError``; around the label checks, a ``ValueError`` that says so
+    (before anything is spent)."""
+    try:
+        yield
+    except TypeError as exc:
+        raise ValueError(f"y's class labels must be comparable, of one type (as "
+                         f"scikit-learn's classifiers need): {exc}. Nothing was spent.") from exc
 
 
 def canonical_labels(values):

@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from skdpminimax._compat import type_of_target
 from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, shared_parameter_docs
-from skdpminimax.estimators._groups import canonical_labels
+from skdpminimax.estimators._groups import canonical_labels, comparable_class_labels
 from skdpminimax.objectives.auc import SquareLossAUC
 from skdpminimax.objectives.scorers import LinearScorer, MLPScorer
 from skdpminimax.privacy.mechanisms import noisy_counts, private_count
@@ -255,7 +255,8 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
 
     # ---- pipeline hooks -----------------------------------------------------
     def _validate_targets(self, X, y, **task_data):
-        kind = type_of_target(y, input_name="y", raise_unknown=True)
+        with comparable_class_labels():
+            kind = type_of_target(y, input_name="y", raise_unknown=True)
         if kind != "binary":
             raise ValueError(
                 "Only binary classification is supported. The type of the target "

@@ -10,6 +10,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, shared_parameter_docs
 from skdpminimax.estimators._groups import (
     canonical_labels,
+    comparable_class_labels,
     encode_public_groups,
     labels_array,
 )
@@ -34,6 +35,12 @@ def _objective_has(method):
 
 def _has_task(self):
     return self.task is not None
+
+
+def _scores(self):
+    """A regressor has no ``decision_function`` (scikit-learn's convention: its
+    output is ``predict``); otherwise, whether the objective has one."""
+    return self.task != "regression" and _objective_has("decision_function")(self)
 
 
 @shared_parameter_docs
@@ -91,7 +98,9 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         accuracy, and string scorers such as ``"roc_auc"`` work, with
         ``decision_function`` positive for ``classes_[1]`` (binary). One class only is
         refused before anything is spent. ``"regression"``: a regressor; ``y`` reaches
-        the objective as numbers, as with ``None``, and ``score`` is R^2. ``None``:
+        the objective as numbers, as with ``None``, ``score`` is R^2, and there is no
+        ``decision_function`` (a regressor's output is :meth:`predict`, as
+        scikit-learn expects; call the objective's own on ``coef_``). ``None``:
         neither, and no ``score`` (pass a callable scorer to searches).
 
     Attributes
@@ -213,12 +222,10 @@ class DPSaddleEstimator(DPMinimaxEstimator):
                                  "passed, but the target y is None. Nothing was spent.")
             return None, {"groups": codes}
         if self.task == "classification":
-            check_classification_targets(y)
-            try:
+            with comparable_class_labels():  # (None among strings, say)
+                check_classification_targets(y)
                 # codes 0..K-1
                 classes, y = np.unique(canonical_labels(y), return_inverse=True)
-            except TypeError as exc:  # labels that do not compare (None among strings)
-                raise ValueError(f"y's class labels must be comparable: {exc}") from exc
             if classes.size < 2:
                 raise ValueError(f"{type(self).__name__}(task='classification') needs at "
                                  f"least 2 classes in y; got only class {classes[0]!r}.")
@@ -301,7 +308,7 @@ class DPSaddleEstimator(DPMinimaxEstimator):
             return self.classes_[codes.astype(np.intp)]
         return pred
 
-    @available_if(_objective_has("decision_function"))
+    @available_if(_scores)
     def decision_function(self, X):
         """Score rows with ``objective_.decision_function(coef_, X)``.
 
@@ -373,16 +380,20 @@ class DPSaddleEstimator(DPMinimaxEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        # poor_score as for the built-in estimators: a private fit need not reach the
+        # scores scikit-learn's checks expect of a non-private one
         if self.task == "classification":
             from sklearn.utils import ClassifierTags
-            tags.estimator_type, tags.classifier_tags = "classifier", ClassifierTags()
+            tags.estimator_type = "classifier"
+            tags.classifier_tags = ClassifierTags(poor_score=True)
         elif self.task == "regression":
             from sklearn.utils import RegressorTags
-            tags.estimator_type, tags.regressor_tags = "regressor", RegressorTags()
+            tags.estimator_type = "regressor"
+            tags.regressor_tags = RegressorTags(poor_score=True)
         # A task needs y (fit refuses y=None before anything is spent), as scikit-learn's
         # classifiers and regressors do; without one, y is optional.
         tags.target_tags.required = self.task is not None
         return tags
 
-    def _more_tags(self):  # the same tag for scikit-learn < 1.6
-        return {"requires_y": self.task is not None}
+    def _more_tags(self):  # the same tags for scikit-learn < 1.6
+        return {"requires_y": self.task is not None, "poor_score": self.task is not None}

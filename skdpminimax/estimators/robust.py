@@ -9,7 +9,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 
 from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, shared_parameter_docs
-from skdpminimax.estimators._groups import GroupRatiosMixin, canonical_labels
+from skdpminimax.estimators._groups import (
+    GroupRatiosMixin,
+    canonical_labels,
+    comparable_class_labels,
+)
 from skdpminimax.objectives.group_dro import GroupDRO
 from skdpminimax.objectives.losses import LogisticLoss, MultinomialLoss
 
@@ -209,7 +213,8 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
 
     # ---- pipeline hooks -----------------------------------------------------
     def _validate_targets(self, X, y, sensitive_features=None):
-        kind = type_of_target(y, input_name="y")
+        with comparable_class_labels():
+            kind = type_of_target(y, input_name="y")
         if kind not in ("binary", "multiclass"):
             raise ValueError(f"Unknown label type: {kind!r}; {type(self).__name__} needs binary "
                              "or multiclass labels.")
