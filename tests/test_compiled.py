@@ -189,3 +189,22 @@ def test_batch_chunks_and_batches_draw_the_same_batches(sampler):
     assert len(chunked) == len(one_by_one) == steps
     for a, b in zip(one_by_one, chunked):
         assert (a is None and b is None) or np.array_equal(a, b)
+
+
+def test_a_row_whose_gradient_overflows_counts_as_zero_as_in_clipped_sum():
+    """A review: unlike clipped_sum, the kernel added an overflowing row's gradient
+    (inf * 0 = NaN after the clip), so one row could turn the released sum into NaN."""
+    from skdpminimax._compiled.kernels import linear_auc_clipped_sums
+    X = np.array([[1e200, 0.0], [0.5, -0.25]])
+    y = np.array([1.0, -1.0])
+    s = np.array([0.7, 0.3])  # the per-example weights of aux: (s, s * y, ||x||^2)
+    with np.errstate(over="ignore"):  # the first row's squared norm is inf
+        aux = np.column_stack([s, s * y, np.sum(X ** 2, axis=1)])
+    w, v = np.array([1e200, 0.0, 0.1, -0.1]), np.array([0.2])
+    rows = np.array([0, 1])
+    both, second = np.zeros(4), np.zeros(4)
+    sv_both = linear_auc_clipped_sums(w, v, X, y, aux, rows, 0, 2, 1.0, 1.0, both)
+    sv_second = linear_auc_clipped_sums(w, v, X, y, aux, rows, 1, 2, 1.0, 1.0, second)
+    assert np.all(np.isfinite(both)) and np.isfinite(sv_both)
+    np.testing.assert_array_equal(both, second)
+    assert sv_both == sv_second

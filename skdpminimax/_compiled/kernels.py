@@ -59,15 +59,20 @@ def linear_auc_clipped_sums(w, v, X, y, aux, rows, start, stop, clip_w, clip_v, 
         g_h = 2.0 * (s_dev - sy * (1.0 + alpha))
         g_centre = -2.0 * s_dev
         norm = math.hypot(g_h * math.sqrt(aux[i, 2]), g_centre)
-        scale = min(1.0, clip_w / max(norm, 1e-300))
-        coef = g_h * scale
-        for j in range(n_theta):
-            sw[j] += coef * X[i, j]
-        if y[i] > 0:
-            sw[n_theta] += g_centre * scale
-        else:
-            sw[n_theta + 1] += g_centre * scale
-        sv += min(clip_v, max(-clip_v, -2.0 * sy * h))
+        # A row whose gradient is not finite (an overflow) counts as zero, as in
+        # clipped_sum: one row must not turn the released sum into NaN.
+        if math.isfinite(norm):
+            scale = min(1.0, clip_w / max(norm, 1e-300))
+            coef = g_h * scale
+            for j in range(n_theta):
+                sw[j] += coef * X[i, j]
+            if y[i] > 0:
+                sw[n_theta] += g_centre * scale
+            else:
+                sw[n_theta + 1] += g_centre * scale
+        g_v = -2.0 * sy * h
+        if math.isfinite(g_v):
+            sv += min(clip_v, max(-clip_v, g_v))
     return sv
 
 
