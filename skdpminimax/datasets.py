@@ -74,8 +74,15 @@ def read_idx(path):
     """
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as f:
-        raw = f.read()
+    try:
+        with opener(path, "rb") as f:
+            raw = f.read()
+    except (OSError, EOFError) as exc:  # not gzip, or a truncated one: name the file
+        if isinstance(exc, FileNotFoundError):
+            raise
+        kind = "gzip-compressed IDX" if opener is gzip.open else "IDX"
+        raise ValueError(f"{path}: cannot be read as {kind} ({type(exc).__name__}: "
+                         f"{exc}).") from exc
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0:
         raise ValueError(f"{path} is not an IDX file (bad magic number).")
     dtype, ndim = raw[2], raw[3]
@@ -86,6 +93,10 @@ def read_idx(path):
         raise ValueError(f"{path}: truncated IDX header ({len(raw)} bytes, {header} expected "
                          f"for {ndim} dimensions).")
     shape = tuple(int(s) for s in np.frombuffer(raw[4:header], dtype=">u4"))
+    itemsize = np.dtype(_IDX_TYPES[dtype]).itemsize
+    if (len(raw) - header) % itemsize:
+        raise ValueError(f"{path}: {len(raw) - header} payload bytes are not a whole number "
+                         f"of {itemsize}-byte values (truncated?).")
     data = np.frombuffer(raw, dtype=_IDX_TYPES[dtype], offset=header)
     if data.size != int(np.prod(shape)):
         raise ValueError(f"{path}: header shape {shape} does not match {data.size} values.")

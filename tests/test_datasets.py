@@ -47,6 +47,18 @@ def test_read_idx_roundtrip(tmp_path):
         read_idx(tmp_path / "bad")
 
 
+def test_read_idx_names_the_file_it_cannot_read(tmp_path):
+    # A review: a non-gzip .gz, a truncated gzip and a payload of the wrong length gave
+    # BadGzipFile / EOFError / numpy's buffer error, none naming the file.
+    (tmp_path / "plain.gz").write_bytes(b"\x00\x00\x08\x01\x00\x00\x00\x02ab")
+    whole = gzip.compress(struct.pack(">BBBBI", 0, 0, 0x08, 1, 2) + b"ab")
+    (tmp_path / "cut.gz").write_bytes(whole[:-6])
+    (tmp_path / "odd").write_bytes(struct.pack(">BBBBI", 0, 0, 0x0D, 1, 2) + b"\x00" * 7)
+    for name in ("plain.gz", "cut.gz", "odd"):
+        with pytest.raises(ValueError, match=name):
+            read_idx(tmp_path / name)
+
+
 def test_mnist_binary_groups_and_scaling(mnist_dir):
     root, sets = mnist_dir
     X_tr, X_te, y_tr, y_te = load_mnist_binary(root, "mnist", positive_classes=[0, 2, 4, 6, 8],

@@ -12,8 +12,8 @@ import numpy as np
 from skdpminimax.privacy.calibration import calibrate_noise_multiplier, split_noise_multiplier
 from skdpminimax.solvers.oracle import noise_shares, resolve_clip_norms
 
-__all__ = ["calibrate_gradient_blocks", "initial_point", "noise_energy", "operator_lipschitz",
-           "primal_noise_energy"]
+__all__ = ["calibrate_gradient_blocks", "declared_smoothness", "initial_point", "noise_energy",
+           "operator_lipschitz", "primal_noise_energy"]
 
 
 def noise_energy(dim, noise_multiplier, clip, sampler):
@@ -62,13 +62,36 @@ def initial_point(objective, rng, init):
     return objective.primal_set.project(w), objective.dual_set.project(v)
 
 
+def declared_smoothness(objective):
+    """``objective.smoothness()``, checked against its ``reg_curvature()`` before any
+    spend: the bound covers the whole gradient map, ``reg_grad``'s part included (a
+    solver that plans from it iterates both), so it cannot be below the data-free
+    term's curvature. A bound of the data term alone (the usual misreading) would let
+    NISPP's inner solve diverge and its released point move past the sensitivity its
+    noise covers: refused."""
+    smooth = float(objective.smoothness())
+    reg = getattr(objective, "reg_curvature", None)
+    curvature = max(float(c) for c in reg()) if reg is not None else 0.0
+    if math.isfinite(smooth) and curvature > smooth:
+        raise ValueError(
+            f"{type(objective).__name__}.smoothness() = {smooth:g} is below its "
+            f"reg_curvature() = {curvature:g}: smoothness() must bound the whole gradient "
+            "map, the data term's and reg_grad's together (e.g. the data term's bound plus "
+            "the regulariser's curvature, as RegularizedObjective does). Nothing was spent.")
+    return smooth
+
+
 def operator_lipschitz(objective, default=None):
-    """Lipschitz bound of the saddle operator ``(grad_w, -grad_v)`` (``objective.smoothness()``).
+    """Lipschitz bound of the saddle operator ``(grad_w, -grad_v)``
+    (``objective.smoothness()``).
 
     ``default`` is returned when the objective declares none (``np.inf``); with
-    ``default=None`` that is an error.
+    ``default=None`` that is an error, and the bound is checked
+    (:func:`declared_smoothness`): a solver that needs it (NISPP) plans its privacy on
+    it, before the spend, where a step size read from it (NSEG) is chosen after.
     """
-    smooth = float(objective.smoothness())
+    smooth = (declared_smoothness(objective) if default is None
+              else float(objective.smoothness()))
     if math.isfinite(smooth) and smooth > 0:
         return smooth
     if default is None:

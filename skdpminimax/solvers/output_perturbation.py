@@ -79,6 +79,7 @@ from skdpminimax.objectives.base import (
     quiet_after_the_spend,
 )
 from skdpminimax.privacy.calibration import NoiseCalibration, analytic_gaussian_sigma
+from skdpminimax.solvers._planning import declared_smoothness
 from skdpminimax.solvers.base import PrivateSolver, SolverResult, fresh_copy
 from skdpminimax.solvers.base_solvers import Extragradient, SVRGExtragradient
 from skdpminimax.solvers.certificates import certify
@@ -105,7 +106,7 @@ def check_objective(objective, *, convex=False):
             "Phased output perturbation needs a convex-concave objective; "
             f"strong_convexity() = {tuple(objective.strong_convexity())}."
         )
-    if not math.isfinite(float(objective.smoothness())):
+    if not math.isfinite(declared_smoothness(objective)):
         raise ValueError(
             "Output perturbation needs a finite smoothness() (its fallback solve is "
             "planned from it)."
@@ -366,7 +367,7 @@ def a_priori_steps(objective, start, tol):
 def _a_priori_plan(objective, start, tol):
     """``(eta, steps)`` of :func:`a_priori_solve`, from public constants only."""
     mu = float(min(objective.strong_convexity()))
-    lip = max(float(objective.smoothness()), 2.0 * mu)  # see a_priori_solve: mu <= L / 2
+    lip = max(declared_smoothness(objective), 2.0 * mu)  # see a_priori_solve: mu <= L / 2
     w0, v0 = start
     r_w, r_v = objective.reg_grad(w0, v0)
     g_bound = math.hypot(*objective.lipschitz()) + math.hypot(np.linalg.norm(r_w),
