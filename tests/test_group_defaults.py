@@ -255,3 +255,41 @@ def test_the_quiet_primal_clip_keeps_small_groups_weights():
         return float(np.mean(est.predict(X[y == 1]) == 1))
 
     assert minority_recall(quiet) > minority_recall(generic) + 0.01  # 0.871 vs 0.853
+
+
+def test_a_squared_loss_grows_its_quiet_clip_with_the_noise_not_at_once():
+    """A review: DPGroupFairRegressor got worse as epsilon grew (test MSE 426 at
+    epsilon 1, 921 at 2, 589 at 4, 458 at 10; 421 without privacy). Once the noise was
+    quiet against the typical norm (E <= 0.1) the clip jumped from 1 to it, 18: a
+    squared loss's typical norm is the start point's (the target itself), far above a
+    fitted model's residual gradients, so the noise grew 18-fold for nothing. For a loss
+    whose gradients shrink at a fit the clip now grows as the noise falls, keeping it
+    quiet against a unit gradient (E c^2 <= 0.1), up to the largest gradient."""
+    from sklearn.datasets import make_regression
+    from sklearn.metrics import mean_squared_error
+
+    X, y = make_regression(3000, 10, n_informative=5, noise=20, random_state=7)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    Xtr, Xte, ytr, yte = X[:2000], X[2000:], y[:2000], y[2000:]
+    bounds, data_norm = (-600.0, 600.0), 2.0 * math.sqrt(10)
+    fits = {eps: DPGroupFairRegressor(epsilon=eps, delta=1e-6, bounds=bounds,
+                                      data_norm=data_norm, random_state=0).fit(Xtr, ytr)
+            for eps in (1.0, 2.0, 4.0, 10.0, np.inf)}
+    obj = fits[np.inf].objective_
+    assert obj.gradients_shrink_at_fit() and obj.max_example_weight() == 1.0
+    typical = obj.typical_grad_norms()[0]
+    clips = [fits[eps].solver_info_["clip_w"] for eps in (1.0, 2.0, 4.0, 10.0, np.inf)]
+    assert clips == sorted(clips) and clips[0] == 1.0 and clips[-1] == pytest.approx(typical)
+    assert clips[-2] < typical / 2  # quiet at epsilon 10, still well below the jump
+    for eps in (2.0, 4.0, 10.0):  # the rule: E c^2 = 0.1 where the clip is above 1
+        solver = fits[eps].solver_
+        at_typical = NoisySGDA(**{**solver.get_params(), "clip_w": typical}).calibrate(
+            obj, fits[eps].planning_size_, fits[eps].privacy_shares_["training"])
+        energy = obj.n_primal * (at_typical.block_noise_multipliers[0] / 64) ** 2
+        assert clips[(1.0, 2.0, 4.0, 10.0).index(eps)] == pytest.approx(
+            max(1.0, min(math.sqrt(0.1 / energy), typical)), rel=1e-6)
+    mse = {eps: mean_squared_error(yte, fit.predict(Xte)) for eps, fit in fits.items()}
+    assert max(mse[2.0], mse[4.0], mse[10.0]) < 1.05 * mse[np.inf]  # no bump past 1
+    # a logistic loss keeps its scale at a fit: its quiet clip is the typical norm
+    assert not GroupDRO(3, LogisticLoss(), np.array([0.5, 0.5]), data_norm=1.0,
+                        radius=1.0).gradients_shrink_at_fit()

@@ -34,8 +34,9 @@ def _warn_if_ratio_is_noisy(n_pos, size, epsilon, share):
     if noisy is not None:
         noise = noisy[0]
         warnings.warn(
-            f"The class ratio was released as {n_pos} positives of {size} with noise of std "
-            f"{noise:.3g} (pos_ratio_budget={share:g} of epsilon): the smaller class's count "
+            f"The class ratio was released as {n_pos} positives and {size - n_pos} "
+            f"negatives, noisy counts (std {noise:.3g}; pos_ratio_budget={share:g} of "
+            "epsilon), not the data's: the smaller class's count "
             "is within two noise steps of 0, so the released ratio, and the class weights "
             "1 / p and 1 / (1 - p) with it, may be far off (a model can then predict one "
             "class). Pass pos_ratio if the class frequency is public, or raise "

@@ -459,6 +459,16 @@ class SaddleObjective(ABC):
         perturbation) check before any spend."""
         return np.inf
 
+    def gradients_shrink_at_fit(self):
+        """Whether the per-example gradients shrink to the residuals at a good fit (a
+        squared loss: ``2 (h - y) x``), so that :meth:`typical_grad_norms`, taken at the
+        start point, overstates them by a ratio no public value gives (the targets'
+        range over the residuals'). ``clip_w="auto_if_quiet"`` then grows the clip from
+        the generic one only as the noise falls, rather than raising it to the typical
+        norm once the noise is quiet against that norm. Default ``False`` (a logistic
+        or AUC loss, whose per-example gradients keep their scale at a fit)."""
+        return False
+
     def max_example_weight(self):
         """How many times :meth:`typical_grad_norms`'s primal norm an example's weight in
         the data term can reach (public; default 1).
@@ -616,6 +626,9 @@ class RegularizedObjective(SaddleObjective):
 
     def max_example_weight(self):
         return self.base.max_example_weight()
+
+    def gradients_shrink_at_fit(self):
+        return self.base.gradients_shrink_at_fit()
 
     def reg_curvature(self):
         cw, cv = self.base.reg_curvature()

@@ -208,6 +208,9 @@ class DemographicParityRegression(SaddleObjective):
         g_v = b_y * math.sqrt(2.0 * ((inv_sqrt_pi - 1.0) ** 2 + K - 1.0))
         return float(self.loss.grad_bound(0.0) * kappa), float(g_v)
 
+    def gradients_shrink_at_fit(self):
+        return bool(getattr(self.loss, "shrinks_at_fit", False))  # a squared loss
+
     def max_example_weight(self):
         # An example's primal gradient is (loss'(h) + s_g) x with s_g = mu_g / pi_g -
         # sum(mu), |s_g| <= B (1/pi_min - 1 + K - 1): in units of the loss's typical

@@ -214,6 +214,9 @@ class GroupDRO(SaddleObjective):
         return (float(self.loss.grad_bound(0.0) * kappa),
                 float(self.loss.value_bound(0.0) / np.sqrt(pi_min)))
 
+    def gradients_shrink_at_fit(self):
+        return bool(getattr(self.loss, "shrinks_at_fit", False))  # a squared loss
+
     def max_example_weight(self):
         # An example weighs q_g / pi_g with q in the simplex: at most 1 / pi_min.
         return float(1.0 / self.group_ratios.min())

@@ -105,6 +105,8 @@ class SquaredLoss:
 
     n_outputs = 1
     curvature = 2.0
+    # per-example gradients 2 (z - y) shrink to the residuals at a fit
+    shrinks_at_fit = True
 
     @property
     def typical_score(self):

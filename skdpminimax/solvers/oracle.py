@@ -69,6 +69,12 @@ def max_example_weight(objective):
     return float(getattr(objective, "max_example_weight", lambda: 1.0)())
 
 
+def gradients_shrink_at_fit(objective):
+    """Whether the objective's per-example gradients shrink to its residuals at a good
+    fit (``gradients_shrink_at_fit()``; ``False`` for one without the method)."""
+    return bool(getattr(objective, "gradients_shrink_at_fit", lambda: False)())
+
+
 def resolve_clip_norms(objective, clip_w, clip_v):
     """Clip norms actually used: the user's, capped by the objective's certified bounds.
 

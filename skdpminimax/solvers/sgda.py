@@ -27,6 +27,7 @@ from skdpminimax.solvers.oracle import (
     NoisyGradientOracle,
     blas_threads_for_steps,
     dual_clips,
+    gradients_shrink_at_fit,
     max_example_weight,
     resolve_clip_norms,
 )
@@ -257,7 +258,11 @@ class NoisySGDA(PrivateSolver):
         weighs its examples (``max_example_weight() = W > 1``, group DRO's
         ``1 / pi_min``) the quiet clip is the typical norm times
         ``max(1, min(W, sqrt(0.01 / E)))``, so that heavy examples keep their weight
-        while the noise stays small. Data-free.
+        while the noise stays small. For an objective whose gradients shrink at a fit
+        (``gradients_shrink_at_fit()``: a squared loss, whose typical norm is the start
+        point's), the clip instead grows continuously as the noise falls,
+        ``max(min(1, c), min(sqrt(0.1 / E), c W))`` with ``c`` the typical norm:
+        quiet against a unit gradient. Data-free.
     noise_allocation : {"dimension", "equal"} or float, default="dimension"
         How one step's privacy loss is split between the blocks: ``"dimension"``
         minimises the total noise energy (share proportional to
@@ -388,7 +393,8 @@ class NoisySGDA(PrivateSolver):
         """``clip_w`` as given, or the noise-dependent rules ``"scaled"`` (the typical
         norm over ``sqrt(1 + E)``) and ``"auto_if_quiet"`` (the typical norm where
         ``E <= 0.1``, else 1), both times up to ``max_example_weight()`` while
-        ``k^2 E <= 0.01``; ``E`` calibrated at the typical norm."""
+        ``k^2 E <= 0.01`` (for ``gradients_shrink_at_fit()``, ``"auto_if_quiet"`` grows
+        continuously instead); ``E`` calibrated at the typical norm."""
         if self.clip_w not in ("scaled", "auto_if_quiet"):
             return self.clip_w
         typical = resolve_clip_norms(objective, "auto", self.clip_v)[0]
@@ -405,6 +411,14 @@ class NoisySGDA(PrivateSolver):
         room = math.sqrt(_REWEIGHT_ENERGY / energy) if energy > 0 else math.inf
         reweight = max(1.0, min(max_example_weight(objective), room))
         if self.clip_w == "auto_if_quiet":
+            if gradients_shrink_at_fit(objective):
+                # The typical norm is the start point's, far above a fitted model's
+                # residual gradients: grow the clip from the generic one only as the noise
+                # falls, keeping it quiet against a unit gradient (E c^2 <= 0.1), up to
+                # the largest example's gradient. Continuous in E: no jump at E = 0.1.
+                quiet = math.sqrt(_QUIET_ENERGY / energy) if energy > 0 else math.inf
+                largest = typical * max(1.0, max_example_weight(objective))
+                return max(min(GENERIC_CLIP, typical), min(quiet, largest))
             if energy > _QUIET_ENERGY:
                 # The generic clip, but never above the typical norm: on rows of a small
                 # public bound (data_norm < 2 for the AUC objective) 1 clips nothing and
