@@ -171,7 +171,7 @@ def _as_points(points, objective=None):
 def _checked_data(objective, data):
     """``data`` prepared, after the objective's own domain check (labels in {-1, +1} for
     the AUC objective, say): a gap on data outside it certifies the wrong problem."""
-    if hasattr(objective, "check_data") and data.y is not None:
+    if hasattr(objective, "check_data"):  # y=None too, as the estimators check it
         objective.check_data(data.y, data.groups)
     return objective.prepare(data)
 

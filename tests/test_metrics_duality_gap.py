@@ -124,6 +124,10 @@ def test_gap_refuses_data_outside_the_objective_domain_and_points_of_other_shape
     w, v = objective.init_params()
     with pytest.raises(ValueError):
         duality_gap(objective, SaddleData(X, y01), w, v)
+    # no labels at all: the objective's own check says so (a review: it was skipped
+    # for y=None, and the objective failed inside with a TypeError on None)
+    with pytest.raises(ValueError):
+        duality_gap(objective, SaddleData(X), w, v)
     data = SaddleData(X, 2 * y01 - 1)
     with pytest.raises(ValueError, match="objective's shapes"):
         duality_gap(objective, data, w[:-1], v)
