@@ -578,6 +578,19 @@ def audit_estimator(estimator, *, epsilon, delta=1e-5, n_runs=200, X=None, y=Non
     relation = _relation_of(first, neighboring)
     if relation == _REPLACE:
         X_out, y_out = X_in, np.append(y, y_alt)
+        # Replace-one neighbours differ in the canary's label only: an estimator that
+        # does not read it (a user objective without labels, a label clipped to the
+        # same value) releases the same model from the same seed, and the audit would
+        # test nothing while reporting "consistent with the claim". One more fit says.
+        twin = fit_features(X_out, y_out, seeds[0])
+        if np.array_equal(_released_vector(twin), _released_vector(first)):
+            raise ValueError(
+                "The neighbouring data sets differ only in the canary's label "
+                f"({y_c!r} against {y_alt!r}), and the estimator releases the same model "
+                "for both from the same seed: it does not read that label, so the audit "
+                "would test nothing. Pass a canary whose replacement changes what the "
+                "estimator reads, or audit add/remove-one (neighboring='add-remove') if "
+                "its guarantee holds for it.")
     else:
         X_out, y_out = X, y
 

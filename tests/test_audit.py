@@ -460,3 +460,29 @@ def test_a_regression_canary_stays_in_the_objective_s_domain():
     with pytest.raises(ValueError, match="Pass canary="):
         audit_estimator(est, epsilon=1.0, delta=1e-2, n_runs=40, X=X,
                         y=np.append(y[:-1], 2.0), random_state=0)
+
+
+def test_a_replace_one_audit_of_an_estimator_that_ignores_the_label_is_refused():
+    """A review: replace-one neighbours differ in the canary's label only, and an
+    objective that does not read y released the same model for both; the audit reported
+    "consistent with the claim" at TPR = FPR = 1, having tested nothing."""
+    import warnings
+
+    from estimators_under_test import LabelledMean
+    from skdpminimax import DPSaddleEstimator
+    from test_custom_objective import CoupledMean  # ignores y
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(12, 2)) / 2, rng.uniform(-0.9, 0.9, size=12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="does not read that label"):
+            audit_estimator(DPSaddleEstimator(CoupledMean, epsilon=1.0, data_norm=3.0,
+                                              task="regression", solver="gda"),
+                            epsilon=1.0, delta=1e-2, n_runs=8, X=X, y=y, random_state=0)
+        # an objective that reads y (clipped to [-1, 1]) is audited
+        result = audit_estimator(DPSaddleEstimator(LabelledMean, epsilon=1.0, data_norm=3.0,
+                                                   task="regression", solver="gda"),
+                                 epsilon=1.0, delta=1e-2, n_runs=8, X=X, y=y,
+                                 canary=(np.array([1.0, 0.0]), 1.0, -1.0), random_state=0)
+    assert result.neighboring_relation == "replace-one"
