@@ -511,34 +511,24 @@ def _own_copies(*arrays):
     return tuple(None if a is None else np.array(a, copy=True) for a in arrays)
 
 
-_PLANNED_ON = "the run is planned on {} (its sampling rate and number of steps)"
-
-
 def _dense_if_small(X):
     if sp.issparse(X) and X.shape[0] * X.shape[1] <= _DENSIFY_MAX_ENTRIES:
         return X.toarray()
     return X
 
 
-def warn_about_public_size(size_spec, declared, n_samples, epsilon, *, add_remove, uses,
-                           revealed_by, planned):
-    """The warnings about a size made public under add/remove-one neighbours.
-
-    ``n_samples_budget="public"`` (``size_spec``) takes ``len(X)`` as public, which
-    ``revealed_by`` then reveals (a :class:`PrivacyLeakWarning` at finite
-    ``epsilon``). A declared size far from the rows given: :func:`warn_if_size_is_a_typo`
-    with ``planned``.
-    """
-    if not add_remove:
-        return
-    if size_spec == "public" and math.isfinite(epsilon):
+def warn_about_public_size(size_spec, epsilon, *, add_remove, uses, revealed_by):
+    """Warn where ``n_samples_budget="public"`` (``size_spec``) takes ``len(X)`` as
+    public under add/remove-one neighbours, which ``revealed_by`` then reveals (a
+    :class:`PrivacyLeakWarning` at finite ``epsilon``). A declared size far from the
+    rows given is :func:`warn_if_size_is_a_typo`'s."""
+    if add_remove and size_spec == "public" and math.isfinite(epsilon):
         warnings.warn(
             f"n_samples_budget='public' {uses} len(X), which {revealed_by} reveals: under "
             "add/remove-one neighbours the guarantee then holds only among data sets of "
             "this size. Pass the public size as an int (n_samples_budget=N, e.g. a "
             "published data set's size) to plan every neighbour on it, or leave the size "
             "private.", PrivacyLeakWarning)
-    warn_if_size_is_a_typo(declared, n_samples, planned)
 
 
 def warn_if_size_is_a_typo(declared, n_samples, planned):
@@ -748,7 +738,9 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
             if not size_is_public:
                 _check_composes(solver, probe, train_budget, _PROBE_SIZE)
         if add_remove:  # before the noise search, which a typo (10**9) makes slow
-            warn_if_size_is_a_typo(declared, n_samples, _PLANNED_ON.format(declared))
+            warn_if_size_is_a_typo(
+                declared, n_samples,
+                f"the run is planned on {declared} (its sampling rate and number of steps)")
         searched = None
         if size_is_public and add_remove:
             # The noise search on the public size, before the spend: a budget the solver
@@ -764,9 +756,8 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         if _CHECK_ONLY.get():  # _check_fit: every check passed; stop before the spend
             return None
         warn_about_public_size(
-            size_spec, None, n_samples, budget.epsilon, add_remove=add_remove,
-            uses="plans on", revealed_by="the released plan (planning_size_, n_iter_)",
-            planned=None)  # (a declared size far from the rows: warned above)
+            size_spec, budget.epsilon, add_remove=add_remove, uses="plans on",
+            revealed_by="the released plan (planning_size_, n_iter_)")
         warn_if_replayable(self.random_state, budget.epsilon)
         # check and record under one lock
         spend(accountant, own.epsilon, own.delta, relation=relation, redeems=releases)

@@ -59,6 +59,7 @@ from skdpminimax.base import (
     warn_about_public_size,
     warn_if_delta_too_large,
     warn_if_replayable,
+    warn_if_size_is_a_typo,
 )
 from skdpminimax.privacy.budget import MAX_FINITE_EPSILON, PrivacyBudget, budget_entry
 from skdpminimax.privacy.calibration import analytic_gaussian_sigma
@@ -392,10 +393,11 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
                 "privacy and no additional privacy leakage, specify bounds for each "
                 "dimension.", PrivacyLeakWarning)
         warn_if_replayable(self.random_state, budget.epsilon)
-        warn_about_public_size(
-            self.n_samples_budget, declared, n_samples, budget.epsilon, add_remove=add_remove,
-            uses="divides by", revealed_by="n_samples_seen_",
-            planned=f"the statistics are divided by {declared}")
+        warn_about_public_size(self.n_samples_budget, budget.epsilon, add_remove=add_remove,
+                               uses="divides by", revealed_by="n_samples_seen_")
+        if add_remove:
+            warn_if_size_is_a_typo(declared, n_samples,
+                                   f"the statistics are divided by {declared}")
 
         # before the data are read; an add/remove-one release is charged as one that a
         # later fit may compose with (release_)
