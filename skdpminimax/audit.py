@@ -150,12 +150,15 @@ def _tests(scores_in, scores_out, thresholds):
     return above_in, above_out, s_in.size, s_out.size
 
 
-def _bounds(above_in, above_out, n_in, n_out, delta, alpha):
-    """Per threshold and side: (epsilon bound, mu bound, TPR_lo, FPR_hi, side index).
+def _bounds(above_in, above_out, n_in, n_out, delta, alpha, floor=True):
+    """Per side and threshold: (epsilon bound, mu bound, TPR_lo, FPR_hi).
 
     A threshold test gives two one-sided hypothesis tests, "in if above" and "out if
     above" (equivalently "in if below"); each gives the bound from
     ``TPR <= e^eps FPR + delta`` and its mirror ``TNR <= e^eps FNR + delta``.
+    With ``floor=False`` the bounds are not floored at 0 (``-inf`` where
+    ``TPR_lo <= delta``), so that tests that prove nothing are still ranked: the
+    selection then picks the most nearly informative one instead of the first.
     """
     below_in, below_out = n_in - above_in, n_out - above_out
     # (positives, n_pos, false positives, n_neg) for the four inequalities.
@@ -170,10 +173,11 @@ def _bounds(above_in, above_out, n_in, n_out, delta, alpha):
         tpr_lo = _cp_lower(pos, n_pos, alpha)
         fpr_hi = _cp_upper(neg, n_neg, alpha)
         with np.errstate(all="ignore"):
-            e = np.where(tpr_lo > delta, np.log(np.maximum(tpr_lo - delta, 1e-300) / fpr_hi), 0.0)
-            m = norm.ppf(tpr_lo) - norm.ppf(fpr_hi)
-        eps.append(np.maximum(e, 0.0))
-        mus.append(np.nan_to_num(np.maximum(m, 0.0), nan=0.0, posinf=0.0))
+            e = np.where(tpr_lo > delta, np.log(np.maximum(tpr_lo - delta, 1e-300) / fpr_hi),
+                         -np.inf)
+            m = np.nan_to_num(norm.ppf(tpr_lo) - norm.ppf(fpr_hi), nan=-np.inf, posinf=-np.inf)
+        eps.append(np.maximum(e, 0.0) if floor else e)
+        mus.append(np.maximum(m, 0.0) if floor else m)
         tprs.append(tpr_lo)
         fprs.append(fpr_hi)
     return np.array(eps), np.array(mus), np.array(tprs), np.array(fprs)
@@ -218,7 +222,9 @@ def epsilon_lower_bound(scores_in, scores_out, *, delta, confidence=0.95, n_sele
 
     The first ``n_selection`` runs of each sample choose the test (threshold and
     side) that maximises the bound predicted for the evaluation runs from a normal
-    fit of the selection runs (raw rates for a statistic that does not vary); the remaining runs evaluate it with
+    fit of the selection runs (raw rates for a statistic that does not vary), or,
+    where no test is predicted to give a positive bound, the one of largest Gaussian
+    separation ``Phi^-1(TPR_lo) - Phi^-1(FPR_hi)``; the remaining runs evaluate it with
     Clopper-Pearson bounds, each one-sided at ``(1 - confidence) / 2`` so that both
     hold together with probability ``confidence``.
 
@@ -261,9 +267,16 @@ def epsilon_lower_bound(scores_in, scores_out, *, delta, confidence=0.95, n_sele
 
     thresholds = _candidate_thresholds(np.concatenate([sel_in, sel_out]))
     counts = _predicted_counts(sel_in, sel_out, thresholds, ev_in.size, ev_out.size)
-    eps_sel, mu_sel, _, _ = _bounds(*counts, delta, alpha)
-    side, t_idx = np.unravel_index(np.argmax(eps_sel), eps_sel.shape)
+    eps_sel, mu_sel, _, _ = _bounds(*counts, delta, alpha, floor=False)
     gdp_side, gdp_idx = np.unravel_index(np.argmax(mu_sel), mu_sel.shape)
+    if eps_sel.max() > 0:
+        side, t_idx = np.unravel_index(np.argmax(eps_sel), eps_sel.shape)
+    else:
+        # No test is predicted to prove anything. The raw epsilon ratio then
+        # favours the trivial test (everything "in": TPR = FPR = 1), which would
+        # hide a real shift; the Gaussian separation ranks the tests by how
+        # nearly informative they are.
+        side, t_idx = gdp_side, gdp_idx
 
     def evaluate(side, t):
         counts = _tests(ev_in, ev_out, np.array([t]))

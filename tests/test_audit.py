@@ -359,6 +359,26 @@ def test_discrete_statistic_uses_raw_rates():
     assert 0.6 < result.epsilon_lower_bound <= 1.0
 
 
+def test_a_weak_shift_is_tested_by_a_non_trivial_threshold():
+    """When no test is predicted to prove anything, the selection used to fall on
+    the trivial test (everything "in", TPR = FPR = 1), hiding a visible shift. The
+    Gaussian separation now picks the threshold; more runs get a positive bound, and
+    the bound stays valid (no shift: a positive bound at most 5% of the time)."""
+    rng = np.random.default_rng(0)
+    trivial = informative = 0
+    for _ in range(30):
+        result = epsilon_lower_bound(rng.normal(0.4, 1, 200), rng.normal(0, 1, 200),
+                                     delta=1e-5)
+        positives = result.true_positives + result.false_positives
+        trivial += positives in (0, 200)
+        informative += result.epsilon_lower_bound > 0
+    assert trivial == 0
+    assert informative >= 3
+    null = [epsilon_lower_bound(rng.normal(0, 1, 100), rng.normal(0, 1, 100),
+                                delta=1e-5).epsilon_lower_bound > 0 for _ in range(200)]
+    assert np.mean(null) <= 0.05
+
+
 def test_rate_names_follow_the_side_of_the_bound():
     """Out-runs spread, in-runs a point: the bound comes from the mirrored inequality
     and the summary names those rates."""
