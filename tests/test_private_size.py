@@ -18,6 +18,7 @@ from diffprivlib.accountant import BudgetAccountant
 from diffprivlib.utils import PrivacyLeakWarning
 from sklearn.datasets import make_classification
 
+import skdpminimax.privacy
 from skdpminimax import DPAUCMaximizer, DPRobustClassifier
 from skdpminimax.objectives.base import SaddleData
 from skdpminimax.privacy.mechanisms import private_size
@@ -505,6 +506,9 @@ def test_privacy_shares_record_what_each_release_was_given(monkeypatch, composit
     assert seen["constants"] == [pytest.approx(shares["constants"].epsilon)]
     assert shares["n_samples"].delta == shares["constants"].delta == 0.0
     assert shares["training"].delta == spent.delta
+    # the records are of public types (their repr names a class a user can import)
+    for share in shares.values():
+        assert getattr(skdpminimax.privacy, type(share).__name__) is type(share)
     # the run certifies (within the search's tolerance) the training share
     assert model.calibration_.epsilon <= shares["training"].epsilon * (1 + 1e-6)
     assert model.calibration_.epsilon >= 0.9 * shares["training"].epsilon

@@ -1,6 +1,11 @@
 """The privacy layer: budgets, samplers, noise calibration and shared mechanisms."""
 
-from skdpminimax.privacy.budget import PrivacyBudget, check_epsilon_delta, resolve_accountant
+from skdpminimax.privacy.budget import (
+    PrivacyBudget,
+    PureBudget,
+    check_epsilon_delta,
+    resolve_accountant,
+)
 from skdpminimax.privacy.calibration import (
     NoiseCalibration,
     analytic_gaussian_sigma,
@@ -22,6 +27,7 @@ from skdpminimax.privacy.samplers import (
 
 __all__ = [
     "PrivacyBudget",
+    "PureBudget",
     "check_epsilon_delta",
     "resolve_accountant",
     "NoiseCalibration",

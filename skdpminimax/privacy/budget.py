@@ -14,7 +14,7 @@ from numbers import Real
 import numpy as np
 from diffprivlib.accountant import BudgetAccountant
 
-__all__ = ["PrivacyBudget", "check_epsilon_delta", "resolve_accountant"]
+__all__ = ["PrivacyBudget", "PureBudget", "check_epsilon_delta", "resolve_accountant"]
 
 
 # Above this a finite epsilon protects nothing, and the accountant's PLD grid (whose
@@ -86,17 +86,29 @@ class PrivacyBudget:
         if not self.is_private:
             return PrivacyBudget(np.inf, self.delta), self
         first = fraction * self.epsilon
-        return _PureBudget(first), PrivacyBudget(self.epsilon - first, self.delta)
+        return PureBudget(first), PrivacyBudget(self.epsilon - first, self.delta)
 
 
 def budget_entry(epsilon, delta):
     """``PrivacyBudget(epsilon, delta)``, or a pure epsilon-DP entry when ``delta == 0``."""
-    return _PureBudget(float(epsilon)) if delta == 0 else PrivacyBudget(epsilon, delta)
+    return PureBudget(float(epsilon)) if delta == 0 else PrivacyBudget(epsilon, delta)
 
 
 @dataclass(frozen=True)
-class _PureBudget:
-    """A pure epsilon-DP slice (delta = 0), used for counting queries."""
+class PureBudget:
+    """A pure ``epsilon``-DP slice (``delta = 0``): the budget of a counting query.
+
+    What :meth:`PrivacyBudget.split` gives the released counts (a data set's size,
+    the class ratio, the group counts), and the record ``privacy_shares_`` keeps of
+    them.
+
+    Parameters
+    ----------
+    epsilon : float
+        The slice's epsilon (``inf``: not private).
+    delta : float, default=0.0
+        Always 0.
+    """
 
     epsilon: float
     delta: float = 0.0
