@@ -105,6 +105,45 @@ def test_groups_and_targets_reach_the_objective():
     assert set(np.unique(seen["groups"])) == {0, 1} and seen["y"] is not None
 
 
+def test_declared_groups_keep_their_codes_when_a_group_is_missing():
+    """Without ``groups`` the codes index the labels present, so dropping group 1
+    moved group 2 onto code 1 (its per-group constants silently misaligned, as in a
+    cross-validation fold missing a rare group); declared, group 2 keeps code 2."""
+    seen = {}
+
+    class Spy(CoupledMean):
+        def per_example_grads(self, w, v, data):
+            seen["groups"] = data.groups
+            return super().per_example_grads(w, v, data)
+
+    X = np.random.default_rng(2).normal(size=(30, 2))
+    sf = np.array([0, 2] * 15)
+    fit = dict(epsilon=np.inf, data_norm=5.0, solver=_gda(3))
+    est = DPSaddleEstimator(Spy, **fit).fit(X, sensitive_features=sf)
+    assert list(est.groups_) == [0, 2] and set(seen["groups"]) == {0, 1}
+    est = DPSaddleEstimator(Spy, groups=[0, 1, 2], **fit).fit(X, sensitive_features=sf)
+    assert list(est.groups_) == [0, 1, 2]
+    np.testing.assert_array_equal(seen["groups"], sf)
+    # labels are matched as groups are told apart (1.0 is the group 1), in any order
+    est = DPSaddleEstimator(Spy, groups=["b", "a"], **fit).fit(
+        X, sensitive_features=np.array(["a", "b", "a"] * 10))
+    np.testing.assert_array_equal(seen["groups"], [1, 0, 1] * 10)
+    # two attributes: tuples
+    pairs = np.column_stack([sf, np.arange(30) % 2])
+    est = DPSaddleEstimator(Spy, groups=[(2, 1), (0, 0), (0, 1), (2, 0)], **fit).fit(
+        X, sensitive_features=pairs)
+    expected = [{(2, 1): 0, (0, 0): 1, (0, 1): 2, (2, 0): 3}[tuple(p)] for p in pairs]
+    np.testing.assert_array_equal(seen["groups"], expected)
+    # refused before any spend: an undeclared group, a label declared twice
+    acc = BudgetAccountant()
+    for groups, match in (([0, 1], "does not declare"), ([0, 2, 2.0], "twice"),
+                          ([], "empty")):
+        with pytest.raises(ValueError, match=match):
+            DPSaddleEstimator(Spy, groups=groups, epsilon=1.0, data_norm=5.0,
+                              accountant=acc).fit(X, sensitive_features=sf)
+    assert acc.spent_budget == []
+
+
 def test_not_an_objective_raises_before_spending():
     acc = BudgetAccountant()
     est = DPSaddleEstimator(lambda n_features, data_norm: object(), epsilon=1.0, data_norm=1.0,

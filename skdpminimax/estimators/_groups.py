@@ -16,7 +16,7 @@ from skdpminimax.privacy.mechanisms import private_counts
 from skdpminimax.solvers import NoisySGDA, resolve_solver
 
 __all__ = ["encode_groups", "encode_public_groups", "labels_array", "GroupRatiosMixin",
-           "GROUP_SGDA_DEFAULTS", "comparable_class_labels"]
+           "GROUP_SGDA_DEFAULTS", "comparable_class_labels", "declared_group_codes"]
 
 # The default solver of the group estimators (``solver="sgda"``). An example's dual
 # gradient is about ``loss / pi_g``: NoisySGDA's generic ``clip_v=1`` clips small
@@ -233,6 +233,38 @@ def encode_public_groups(sensitive_features, n_samples):
             "values groups_ would publish, since group labels are public. Bin it into "
             "groups with public edges first.")
     return codes, labels
+
+
+def declared_group_codes(codes, labels, declared):
+    """Codes of a fit's groups re-indexed into public ``declared`` labels.
+
+    ``codes`` index ``labels`` (the sorted labels the fit's rows hold); the result
+    indexes ``declared``, so a group absent from the rows keeps its code. Labels are
+    matched as the groups are told apart (``_group_key``: 1 and 1.0 alike, True
+    apart). Returns the new codes and the declared labels (plain values, tuples for
+    intersections).
+    """
+    def plain(g):
+        if isinstance(g, (tuple, list, np.ndarray)):
+            return tuple(_label(v) for v in g)
+        return _label(g)
+
+    if isinstance(declared, (str, bytes)):
+        raise ValueError(f"groups={declared!r} is a single string: pass the list of group "
+                         "labels.")
+    declared = [plain(g) for g in declared]
+    if not declared:
+        raise ValueError("groups is empty: declare the public group labels, or pass None.")
+    index = {}
+    for k, g in enumerate(declared):
+        if index.setdefault(_group_key(g), k) != k:
+            raise ValueError(f"groups declares the group {g!r} twice ({declared!r}).")
+    unknown = [g for g in labels if _group_key(g) not in index]
+    if unknown:
+        raise ValueError(f"sensitive_features hold groups {unknown!r} that groups="
+                         f"{declared!r} does not declare. Nothing was spent.")
+    remap = np.array([index[_group_key(g)] for g in labels], dtype=np.intp)
+    return remap[codes], declared
 
 
 def _check_discrete(sf):

@@ -11,6 +11,7 @@ from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, share
 from skdpminimax.estimators._groups import (
     canonical_labels,
     comparable_class_labels,
+    declared_group_codes,
     encode_public_groups,
     labels_array,
 )
@@ -102,6 +103,14 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         ``decision_function`` (a regressor's output is :meth:`predict`, as
         scikit-learn expects; call the objective's own on ``coef_``). ``None``:
         neither, and no ``score`` (pass a callable scorer to searches).
+    groups : array-like or None, default=None
+        Public group labels, in the order of the codes the objective receives as
+        ``data.groups`` (tuples for several attributes). ``None``: the sorted labels
+        present in the fit's ``sensitive_features``, so a group missing from a fit
+        (a rare group in a cross-validation fold) shifts the codes of the groups
+        after it; declare ``groups`` when the objective's per-group constants (ratios
+        in ``objective_params``, say) are indexed by group. A label outside
+        ``groups`` is refused before anything is spent.
 
     Attributes
     ----------
@@ -113,8 +122,9 @@ class DPSaddleEstimator(DPMinimaxEstimator):
     objective_ : SaddleObjective
         The objective that was solved.
     groups_ : ndarray
-        Group labels, when ``sensitive_features`` were given (codes ``0..K-1``
-        reach the objective as ``data.groups``).
+        Group labels, when ``sensitive_features`` were given: ``groups`` if declared,
+        else the sorted labels of the fit's ``sensitive_features``; ``groups_[k]`` is
+        the group of code ``k`` in ``data.groups``.
     classes_ : ndarray
         The sorted labels of ``y`` (``task="classification"`` only).
     calibration_ : NoiseCalibration
@@ -166,13 +176,15 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         "objective_factory": [callable],
         "objective_params": [dict, None],
         "task": [StrOptions({"classification", "regression"}), None],
+        "groups": ["array-like", None],
     }
 
     def __init__(self, objective_factory, objective_params=None, epsilon=1.0, delta=1e-5, *,
                  data_norm=None, solver="sgda", accountant=None, random_state=None,
                  n_samples_budget=DEFAULT_N_SAMPLES_BUDGET, composition="pld",
-                 composed_with=None, task=None):
+                 composed_with=None, task=None, groups=None):
         self.task = task
+        self.groups = groups
         self.objective_factory = objective_factory
         self.objective_params = objective_params
         self.epsilon = epsilon
@@ -215,6 +227,8 @@ class DPSaddleEstimator(DPMinimaxEstimator):
         codes = None
         if sensitive_features is not None:
             codes, labels = encode_public_groups(sensitive_features, X.shape[0])
+            if self.groups is not None:
+                codes, labels = declared_group_codes(codes, labels, self.groups)
             self.groups_ = labels_array(labels)
         if not y_given:
             if self.task is not None:
