@@ -78,6 +78,8 @@ from sklearn.model_selection import (
     RandomizedSearchCV,
     check_cv,
 )
+from sklearn.metrics import check_scoring
+from sklearn.metrics._scorer import _check_multimetric_scoring
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import PolynomialFeatures
 from sklearn.utils._param_validation import Interval
@@ -295,6 +297,44 @@ def _with_named_scoring(search, selection_epsilon):
     search = copy.copy(search)  # the estimators stay the caller's
     search.scoring = "accuracy"
     return search
+
+
+def _scorers(estimator, scoring):
+    """The scorers a search of ``estimator`` will call (scikit-learn's own resolution:
+    a missing ``score`` method with ``scoring=None`` raises its ``TypeError`` here)."""
+    if scoring is None or callable(scoring) or isinstance(scoring, str):
+        return [check_scoring(estimator, scoring)]
+    return list(_check_multimetric_scoring(estimator, scoring).values())
+
+
+def _check_scoring_works(search, candidates):
+    """Refuse, before the charge, a scoring every fold would fail (NaN scores for the
+    whole budget): no ``score`` method with ``scoring=None``; a scorer that reads a
+    classifier's output (a classification or ranking metric, ``decision_function``,
+    ``predict_proba``) on an estimator that is not a classifier; a response method the
+    estimator does not offer. Callable scorers of the user's are not inspected."""
+    for candidate in candidates:
+        name = type(candidate).__name__
+        for scorer in _scorers(candidate, search.scoring):
+            methods = getattr(scorer, "_response_method", None)
+            func = getattr(scorer, "_score_func", None)
+            if methods is None or func is None:
+                continue
+            methods = (methods,) if isinstance(methods, str) else tuple(methods)
+            reads_classes = (methods != ("predict",) or getattr(func, "__module__", "")
+                             in ("sklearn.metrics._classification", "sklearn.metrics._ranking"))
+            if reads_classes and not is_classifier(candidate):
+                raise ValueError(
+                    f"scoring={search.scoring!r} ({func.__name__}) scores a classifier's "
+                    f"output, and {name} is not a classifier: every fold would score NaN "
+                    "after the budget is charged. Use a scorer for its task (or a callable "
+                    "scorer; DPSaddleEstimator: pass task='classification'). Nothing was "
+                    "spent.")
+            if not any(hasattr(candidate, m) for m in methods):
+                raise ValueError(
+                    f"scoring={search.scoring!r} needs {' or '.join(methods)}, which {name} "
+                    "does not offer: every fold would score NaN after the budget is "
+                    "charged. Nothing was spent.")
 
 
 def _check_selection(search, selection_epsilon):
@@ -515,7 +555,11 @@ def charge_search(search, X, y=None, *, groups=None, accountant=None, selection_
     Notes
     -----
     **Checks before the charge.** ``X``, ``y`` and ``groups`` must have the same
-    number of rows. For each candidate, each skdpminimax step reached through
+    number of rows. The scoring must be able to score every candidate: a missing
+    ``score`` method with ``scoring=None``, or a scorer of a classifier's output
+    (``"roc_auc"``, ``"accuracy"``, any ``predict_proba`` or ``decision_function``
+    scorer) on an estimator that is not a classifier, would charge the budget for NaN
+    scores (callable scorers are not inspected). For each candidate, each skdpminimax step reached through
     pipelines runs its fit's own checks (``DPMinimaxEstimator._check_fit``), on
     the full data as the refit gets it and on each training fold as the search
     slices it (rows of ``X``, ``y`` and of the sample-aligned fit parameters):
@@ -591,6 +635,7 @@ def _charge_search(search, X, y, accountant, params, selection_epsilon=None):
     candidates = list(_candidate_estimators(search))
     candidate_steps = _candidate_steps(search, candidates)
     _refuse_non_private_candidates(search, candidates, candidate_steps)
+    _check_scoring_works(search, candidates)
     cv = _search_cv(search, y)  # resolved once: the count, the checks and the folds
     n_splits = cv.get_n_splits(X, y, groups)
     budgets = _budgets(search, candidate_steps, n_splits, selection_epsilon)

@@ -791,3 +791,32 @@ def test_single_pass_nseg_is_read_as_replace_one_whatever_its_sampler():
     calibration = single._resolve_solver().calibrate(
         single._make_objective(2, 3.0, {"pos_ratio": 0.5}), 200, PrivacyBudget(1.0, 1e-5))
     assert calibration.neighboring_relation == "replace-one"
+
+
+@pytest.mark.parametrize("scoring, error", [
+    (None, TypeError),            # no score method (task=None)
+    ("roc_auc", ValueError),      # reads a classifier's output
+    ("accuracy", ValueError),     # a classification metric
+    ({"auc": "roc_auc", "r2": "r2"}, ValueError),
+])
+def test_a_scoring_every_fold_would_fail_is_refused_before_the_charge(data, scoring, error):
+    """A search whose scorer cannot score the candidates charged the whole budget and
+    then scored NaN (or raised in fit, for a missing score method)."""
+    from test_custom_objective import CoupledMean
+
+    from skdpminimax import DPSaddleEstimator
+
+    X, y = data
+    acc = BudgetAccountant()
+    search = GridSearchCV(DPSaddleEstimator(CoupledMean, data_norm=3.0),
+                          {"epsilon": [0.5, 1.0]}, scoring=scoring, cv=2)
+    with pytest.raises(error, match="score"):
+        charge_search(search, X, y, accountant=acc)
+    with pytest.raises(error, match="score"):
+        PrivateSearchCV(search, accountant=acc).fit(X, y)
+    assert acc.spent_budget == []
+    # a regression scorer scores it: charged
+    charge_search(GridSearchCV(DPSaddleEstimator(CoupledMean, data_norm=3.0),
+                               {"epsilon": [0.5, 1.0]}, scoring="r2", cv=2), X, y,
+                  accountant=acc)
+    assert len(acc.spent_budget) == 5

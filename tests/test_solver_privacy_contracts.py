@@ -47,7 +47,7 @@ from skdpminimax.solvers.contraction import (
     contraction_rate,
     solve_a_priori,
 )
-from skdpminimax.solvers.output_perturbation import a_priori_solve
+from skdpminimax.solvers.output_perturbation import a_priori_solve, check_objective
 
 A = np.array([[1.0, 0.5], [-0.3, 0.8]])
 INF = PrivacyBudget(np.inf, 1e-5)
@@ -141,6 +141,13 @@ def test_builtin_objectives_certify_also_through_regularized():
     assert not certifies_constants(Looser(3, 0.4, 1.0, 2.0))
     assert not certifies_constants(Looser(3, 0.4, 1.0, 2.0).regularized(1.0))
     assert certifies_constants(Reproved(3, 0.4, 1.0, 2.0))
+    # the refusal names the inherited flag and the override (it read "which it does
+    # not certify (certified_constants)" while the class's flag was True)
+    with pytest.raises(ValueError, match="inherits certified_constants from SquareLossAUC, "
+                                         "but Looser overrides lipschitz"):
+        check_objective(Looser(3, 0.4, 1.0, 2.0))
+    with pytest.raises(ValueError, match="Concave does not set certified_constants"):
+        check_objective(Concave())
 
     class AnyLabel(SquareLossAUC):  # drops the label domain the bounds are proved on
         def check_data(self, y, groups):

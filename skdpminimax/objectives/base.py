@@ -726,15 +726,26 @@ def certifies_constants(objective):
     are not :class:`SaddleObjective` instances certify when they carry the flag
     themselves.
     """
+    return uncertified_reason(objective) is None
+
+
+def uncertified_reason(objective):
+    """Why ``objective`` does not certify its constants (``None`` if it does): the
+    flag is not set, or it was inherited from a class above one that overrides a
+    method it vouches for (see :func:`certifies_constants`)."""
     while type(objective) is RegularizedObjective:  # a subclass may change what it adds
         objective = objective.base
+    name = type(objective).__name__
     if getattr(objective, "certified_constants", False) is not True:
-        return False
+        return f"{name} does not set certified_constants = True"
     if "certified_constants" in getattr(objective, "__dict__", {}):
-        return True  # set on the instance: it vouches for the instance's methods
+        return None  # set on the instance: it vouches for the instance's methods
     declares = defining_class(objective, "certified_constants")
-    for name in _VOUCHED:
-        owner = defining_class(objective, name)
+    for method in _VOUCHED:
+        owner = defining_class(objective, method)
         if owner is not None and not issubclass(declares, owner):
-            return False
-    return True
+            return (f"{name} inherits certified_constants from {declares.__name__}, but "
+                    f"{owner.__name__} overrides {method}() below it, unproved by that "
+                    f"flag; declare certified_constants = True again in {owner.__name__} "
+                    "(or below it) once its constants are proved")
+    return None

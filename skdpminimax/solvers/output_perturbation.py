@@ -74,9 +74,9 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from skdpminimax._compat import spawn
 from skdpminimax.objectives.base import (
     SaddleData,
-    certifies_constants,
     prepare_data,
     quiet_after_the_spend,
+    uncertified_reason,
 )
 from skdpminimax.privacy.calibration import NoiseCalibration, analytic_gaussian_sigma
 from skdpminimax.solvers._planning import declared_smoothness
@@ -94,12 +94,13 @@ _CHECK_EVERY = 20
 def check_objective(objective, *, convex=False):
     """Refuse (before any spend) an objective whose constants the release would rest on
     unproved, or (``convex``) that is not convex-concave."""
-    if not certifies_constants(objective):
+    reason = uncertified_reason(objective)
+    if reason is not None:
         raise ValueError(
             f"Output perturbation does not clip: its privacy rests on "
             f"{type(objective).__name__}'s lipschitz(), strong_convexity() and smoothness(), "
-            "which it does not certify (certified_constants). Certify them, or use a "
-            "clipping solver ('sgda', 'nseg')."
+            f"which it does not certify ({reason}). Certify them, or use a clipping "
+            "solver ('sgda', 'nseg')."
         )
     if convex and not min(objective.strong_convexity()) >= 0:
         raise ValueError(
