@@ -122,7 +122,8 @@ _SHARED_PARAMETER_DOCS = """    random_state : int, Generator, RandomState or No
         sizes far off, docs/benchmarks.md). An int is a public size to plan on (for
         example a published data set's size), the same whichever neighbour is fitted:
         nothing is spent and the plan does not depend on the data (a fit warns when
-        ``len(X)`` is more than ten times as far from it: a typo). ``"public"`` plans
+        ``len(X)`` is more than ten times as far from it, and refuses before the spend
+        at a thousand times: a typo, whose plan would run for hours). ``"public"`` plans
         on ``len(X)``, which the released plan (``planning_size_``, ``n_iter_``)
         then reveals: the add/remove-one guarantee holds only among data sets of that
         size, so such a fit warns (``PrivacyLeakWarning``). Unused under replace-one
@@ -546,6 +547,26 @@ def warn_if_size_is_a_typo(declared, n_samples, planned):
             "set you fit.", UserWarning)
 
 
+# A declared size this many times as far from the rows given is refused: the plan's
+# steps grow with the declared size (10**9 for 500 rows: 234 million steps, hours and
+# GBs, after the spend).
+_TYPO_REFUSAL_FACTOR = 1000
+
+
+def refuse_if_size_is_a_typo(declared, n_samples):
+    """Refuse, before the spend, a declared size (an int) more than
+    ``_TYPO_REFUSAL_FACTOR`` times as far from the ``n_samples`` rows given: a plan on
+    it runs for hours on nearly empty batches. The message does not print the row
+    count."""
+    factor = _TYPO_REFUSAL_FACTOR
+    if declared is not None and not declared / factor <= n_samples <= factor * declared:
+        raise ValueError(
+            f"n_samples_budget={declared} declares a public size more than {factor} times "
+            "as far from the number of rows given (a typo?): the run would be planned on "
+            f"{declared} (its sampling rate and number of steps). Declare the size of the "
+            "data set you fit. Nothing was spent.")
+
+
 @contextlib.contextmanager
 def all_or_nothing(estimator):
     """A fit that is all or nothing for ``estimator`` (its ``vars``).
@@ -738,6 +759,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
             if not size_is_public:
                 _check_composes(solver, probe, train_budget, _PROBE_SIZE)
         if add_remove:  # before the noise search, which a typo (10**9) makes slow
+            refuse_if_size_is_a_typo(declared, n_samples)
             warn_if_size_is_a_typo(
                 declared, n_samples,
                 f"the run is planned on {declared} (its sampling rate and number of steps)")

@@ -348,9 +348,31 @@ def test_a_declared_size_far_from_the_rows_warns_before_the_noise_search(monkeyp
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         with pytest.raises(UserWarning, match="more than ten times"):
-            DPAUCMaximizer(epsilon=1.0, data_norm=3.0, pos_ratio=0.5, n_samples_budget=10**6,
+            DPAUCMaximizer(epsilon=1.0, data_norm=3.0, pos_ratio=0.5, n_samples_budget=10**4,
                            accountant=ledger).fit(X, y)
     assert searched and all(np.isinf(e) for e in searched)  # the settings only
+    assert ledger.spent_budget == []
+
+
+@pytest.mark.parametrize("declared", [10**6, 10**9, 1])
+def test_a_declared_size_a_thousand_times_off_is_refused_before_the_spend(declared):
+    """A review: n_samples_budget=10**9 on 500 rows only warned, then planned 234
+    million steps (hours, 4.8 GB) after the spend; an interrupted fit stayed charged.
+    The estimator refuses it before the spend, and the message does not print the
+    row count."""
+    rng = np.random.default_rng(1)
+    n = 137 if declared > 1 else 5000
+    X = rng.normal(size=(n, 3))
+    y = (X[:, 0] > 0).astype(int)
+    ledger = BudgetAccountant()
+    for est in (DPAUCMaximizer(epsilon=1.0, data_norm=3.0, pos_ratio=0.5,
+                               n_samples_budget=declared, accountant=ledger),
+                DPRobustClassifier(epsilon=1.0, data_norm=3.0, group_ratios=[0.5, 0.5],
+                                   n_samples_budget=declared, accountant=ledger)):
+        with pytest.raises(ValueError, match="a typo") as info:
+            est.fit(X, y)
+        assert str(n) not in str(info.value)
+        assert not hasattr(est, "coef_")
     assert ledger.spent_budget == []
 
 
