@@ -272,6 +272,10 @@ _PROBE_SIZE = 10_000
 # its noise on the probe size before the spend: the PLD's discretisation (1e-4) left
 # budgets of ~5e-5 that no multiplier up to 1e7 certifies, found only after the spend.
 _SMALL_EPSILON = 1e-3
+# Below this range of scores a linear model of the ball cannot fit a loss of scale 1
+# (see DPMinimaxEstimator._warn_if_scores_are_tiny).
+_MIN_SCORE_RANGE = 0.1
+
 # Default share of epsilon spent on the size (each estimator's n_samples_budget).
 DEFAULT_N_SAMPLES_BUDGET = 0.05
 
@@ -905,7 +909,8 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
 
     def _resolve_data_norm(self, X):
         if self.data_norm is not None:
-            return self._check_data_norm(float(self.data_norm), "data_norm")
+            return self._warn_if_scores_are_tiny(
+                self._check_data_norm(float(self.data_norm), "data_norm"))
         if math.isfinite(self.epsilon):  # without noise there is no guarantee to lose
             warnings.warn(
                 "data_norm has not been specified and will be calculated on the data "
@@ -917,7 +922,24 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
                 PrivacyLeakWarning,
             )
         norm = float(row_norms(X).max())
-        return self._check_data_norm(norm if norm > 0 else 1.0, "The largest row norm of X")
+        return self._warn_if_scores_are_tiny(
+            self._check_data_norm(norm if norm > 0 else 1.0, "The largest row norm of X"))
+
+    def _warn_if_scores_are_tiny(self, norm):
+        """Warn where a linear model in the ``radius`` ball can move a score by less than
+        ``_MIN_SCORE_RANGE`` over rows of norm ``norm`` (features at 1e-6, say): the
+        losses' scale is about 1, so no model of the set fits, even without noise.
+        ``radius`` and a declared ``data_norm`` are public."""
+        radius = getattr(self, "radius", None)
+        if (radius is not None and getattr(self, "scorer", "linear") == "linear"
+                and radius * norm < _MIN_SCORE_RANGE):
+            warnings.warn(
+                f"radius * data_norm = {radius * norm:.3g}: a linear model of norm at most "
+                f"radius ({radius:g}) moves a score by at most that over rows of norm "
+                f"{norm:.3g}, while the loss works on scores of about 1, so no model can "
+                "fit, even without noise. Rescale the features to norms about 1 (public "
+                "constants, or DPStandardScaler) or raise radius.", UserWarning)
+        return norm
 
     @staticmethod
     def _check_data_norm(norm, what):
