@@ -536,6 +536,12 @@ def warn_about_public_size(size_spec, epsilon, *, add_remove, uses, revealed_by)
             "private.", PrivacyLeakWarning)
 
 
+def _size_is_off(declared, n_samples, factor):
+    """Whether a declared size (an int, or ``None``: nothing declared) is more than
+    ``factor`` times as far from the ``n_samples`` rows given."""
+    return declared is not None and not declared / factor <= n_samples <= factor * declared
+
+
 def warn_if_size_is_a_typo(declared, n_samples, planned):
     """A declared size (``declared``, an int) more than ten times as far from the
     ``n_samples`` rows given is most likely a typo (``10**9`` for ``10**3``: millions of
@@ -544,7 +550,7 @@ def warn_if_size_is_a_typo(declared, n_samples, planned):
     stay within the factor. The message does not print the row count: whoever reads
     the log need not learn it. The estimators call it before their noise search, which
     on such a size can take minutes."""
-    if declared is not None and not declared / 10 <= n_samples <= 10 * declared:
+    if _size_is_off(declared, n_samples, 10):
         warnings.warn(
             f"n_samples_budget={declared} declares a public size more than ten times as "
             f"far from the number of rows given: {planned}. Declare the size of the data "
@@ -563,7 +569,7 @@ def refuse_if_size_is_a_typo(declared, n_samples):
     it runs for hours on nearly empty batches. The message does not print the row
     count."""
     factor = _TYPO_REFUSAL_FACTOR
-    if declared is not None and not declared / factor <= n_samples <= factor * declared:
+    if _size_is_off(declared, n_samples, factor):
         raise ValueError(
             f"n_samples_budget={declared} declares a public size more than {factor} times "
             "as far from the number of rows given (a typo?): the run would be planned on "
@@ -710,6 +716,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
             raise ValueError("backend='numba' needs dense X; sparse X runs the numpy loop "
                              "(backend='auto' or 'numpy').")
         data_norm = self._resolve_data_norm(X)
+        self._warn_if_scores_are_tiny(data_norm)
         constants_budget, train_budget = self._split_budget(own)
 
         # Dry run on public constants: a solver that cannot be calibrated for this
@@ -909,8 +916,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
 
     def _resolve_data_norm(self, X):
         if self.data_norm is not None:
-            return self._warn_if_scores_are_tiny(
-                self._check_data_norm(float(self.data_norm), "data_norm"))
+            return self._check_data_norm(float(self.data_norm), "data_norm")
         if math.isfinite(self.epsilon):  # without noise there is no guarantee to lose
             warnings.warn(
                 "data_norm has not been specified and will be calculated on the data "
@@ -922,24 +928,28 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
                 PrivacyLeakWarning,
             )
         norm = float(row_norms(X).max())
-        return self._warn_if_scores_are_tiny(
-            self._check_data_norm(norm if norm > 0 else 1.0, "The largest row norm of X"))
+        return self._check_data_norm(norm if norm > 0 else 1.0, "The largest row norm of X")
+
+    def _linear_score_range(self, norm):
+        """The largest score a model of the estimator's set gives on rows of norm
+        ``norm``, where the model is linear in the rows (``radius * norm``); ``None``
+        where unknown (no ``radius``; a nonlinear scorer overrides this)."""
+        radius = getattr(self, "radius", None)
+        return None if radius is None else radius * norm
 
     def _warn_if_scores_are_tiny(self, norm):
-        """Warn where a linear model in the ``radius`` ball can move a score by less than
-        ``_MIN_SCORE_RANGE`` over rows of norm ``norm`` (features at 1e-6, say): the
-        losses' scale is about 1, so no model of the set fits, even without noise.
+        """Warn where no model of the set can move a score by ``_MIN_SCORE_RANGE``
+        (:meth:`_linear_score_range`) over rows of norm ``norm`` (features at 1e-6,
+        say): the losses' scale is about 1, so no model fits, even without noise.
         ``radius`` and a declared ``data_norm`` are public."""
-        radius = getattr(self, "radius", None)
-        if (radius is not None and getattr(self, "scorer", "linear") == "linear"
-                and radius * norm < _MIN_SCORE_RANGE):
+        reach = self._linear_score_range(norm)
+        if reach is not None and reach < _MIN_SCORE_RANGE:
             warnings.warn(
-                f"radius * data_norm = {radius * norm:.3g}: a linear model of norm at most "
-                f"radius ({radius:g}) moves a score by at most that over rows of norm "
+                f"radius * data_norm = {reach:.3g}: a linear model of norm at most "
+                f"radius ({self.radius:g}) moves a score by at most that over rows of norm "
                 f"{norm:.3g}, while the loss works on scores of about 1, so no model can "
                 "fit, even without noise. Rescale the features to norms about 1 (public "
                 "constants, or DPStandardScaler) or raise radius.", UserWarning)
-        return norm
 
     @staticmethod
     def _check_data_norm(norm, what):

@@ -300,6 +300,10 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
             return NoisySGDA(step_size="scaled", n_epochs="auto", clip_w="auto_if_quiet")
         return resolve_solver(self.solver)
 
+    def _linear_score_range(self, norm):
+        # The MLP's scores are not bounded by radius * data_norm.
+        return super()._linear_score_range(norm) if self.scorer == "linear" else None
+
     def _make_scorer(self):
         if self.scorer == "mlp":
             return MLPScorer(hidden_units=self.hidden_units, init_scale=self.init_scale)

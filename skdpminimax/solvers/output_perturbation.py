@@ -291,7 +291,6 @@ def _certified_solve(base_solver, objective, data, target, init, rng, loose):
     # needs it), and what the base solvers are asked for.
     strict_tol = math.sqrt(target / max(moduli))
     tol = math.sqrt(target / min(moduli)) if loose else strict_tol
-    data = prepare_data(objective, data)
     start = _start(objective, init)
     diagnostics = {"n_grad_evals": 0, "a_priori_fallback": False}
     if loose and target_covers_the_sets(objective, target):
@@ -300,6 +299,7 @@ def _certified_solve(base_solver, objective, data, target, init, rng, loose):
         # may not show it: the engines would run to their caps for nothing (a review:
         # 131 s on 500 rows), and the noise drowns the set anyway.
         return (*start, diagnostics)
+    data = prepare_data(objective, data)
     engines = [base_solver]
     if not isinstance(base_solver, Extragradient):  # else it would be the same engine
         engines.append(Extragradient())
