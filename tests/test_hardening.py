@@ -469,3 +469,20 @@ def test_a_score_range_too_small_to_fit_warns():
             cls(epsilon=np.inf, data_norm=5.0, accountant=BudgetAccountant(),
                 **extra).fit(X_, y_, **fit_kw)
         assert not any("radius * data_norm" in str(w.message) for w in record)
+
+
+@cases
+def test_a_tiny_public_norm_plans_finite_steps_without_overflow(case):
+    """A robustness review: data_norm=1e-200 (rows scaled to it) made the default
+    solver's "scaled" step overflow in float64 after the spend (RuntimeWarning). The
+    step is now planned in Python floats and capped by the curvature; the fit stays
+    finite."""
+    X, y, kw = case.data()
+    X = X / np.linalg.norm(X, axis=1).max() * 1e-200
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        warnings.simplefilter("ignore", UserWarning)  # the score-range warning
+        model = case.factory(data_norm=1e-200, solver="sgda").fit(X, y, **kw)
+        out = case.output(model, X)
+    assert np.all(np.isfinite(_released_numbers(model)))
+    assert np.all(np.isfinite(out))

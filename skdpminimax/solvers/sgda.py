@@ -467,7 +467,10 @@ class NoisySGDA(PrivateSolver):
                     # e.g. a declared pos_ratio of 1e-160: it overflowed after the spend.)
                     rms = max(_grad_rms_fraction(objective), _MIN_RMS_FRACTION)
                     damping = 1.0 + energy / rms ** 2
-                    eta = max(auto, scale / (rms * grad_scale * np.sqrt(calibration.n_steps))
+                    # In Python floats: a step beyond float64 (data_norm 1e-200) is inf
+                    # without an overflow warning; the curvature cap below bounds it.
+                    eta = max(auto, float(scale) / (float(rms) * float(grad_scale)
+                                                    * math.sqrt(calibration.n_steps))
                               / damping / damping)
                 elif objective.strong_convexity()[0] < 0:  # nonconvex (the MLP)
                     eta = _nonconvex_step_clip(energy, calibration.n_steps) / clip_w
