@@ -55,6 +55,7 @@ from skdpminimax.base import (
     _check_count_epsilon,
     _declared_size,
     all_or_nothing,
+    refuse_if_size_is_a_typo,
     resolve_rng,
     warn_about_public_size,
     warn_if_delta_too_large,
@@ -244,8 +245,10 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
     n_samples_budget : float in (0, 1), int >= 1 or "public", default=0.05
         The size the statistics are divided by. Under add/remove-one it is private:
         released with ``n_samples_budget * epsilon`` (two-sided geometric noise), or
-        declared public as an int (a published data set's size; nothing spent), or
-        ``"public"`` (``len(X)``, which ``n_samples_seen_`` then reveals: warns).
+        declared public as an int (a published data set's size; nothing spent; more
+        than ten times from the rows warns, more than 1,000 times is refused before
+        the spend), or ``"public"`` (``len(X)``, which ``n_samples_seen_`` then
+        reveals: warns).
         Unused under replace-one, where both neighbours have the same size.
     neighbouring : {"add_remove", "replace_one"}, default="add_remove"
         The relation the guarantee holds for. ``"replace_one"`` doubles the
@@ -396,6 +399,7 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         warn_about_public_size(self.n_samples_budget, budget.epsilon, add_remove=add_remove,
                                uses="divides by", revealed_by="n_samples_seen_")
         if add_remove:
+            refuse_if_size_is_a_typo(declared, n_samples)  # as the estimators do
             warn_if_size_is_a_typo(declared, n_samples,
                                    f"the statistics are divided by {declared}")
 

@@ -19,7 +19,7 @@ from diffprivlib.utils import PrivacyLeakWarning
 from sklearn.datasets import make_classification
 
 import skdpminimax.privacy
-from skdpminimax import DPAUCMaximizer, DPRobustClassifier
+from skdpminimax import DPAUCMaximizer, DPRobustClassifier, DPStandardScaler
 from skdpminimax.objectives.base import SaddleData
 from skdpminimax.privacy.mechanisms import private_size
 from skdpminimax.privacy.samplers import PoissonSampler, make_sampler
@@ -373,6 +373,12 @@ def test_a_declared_size_a_thousand_times_off_is_refused_before_the_spend(declar
             est.fit(X, y)
         assert str(n) not in str(info.value)
         assert not hasattr(est, "coef_")
+    # The scaler declares its size the same way (a review found it only warned).
+    scaler = DPStandardScaler(epsilon=1.0, bounds=(-5, 5), n_samples_budget=declared,
+                              accountant=ledger)
+    with pytest.raises(ValueError, match="a typo"):
+        scaler.fit(X)
+    assert not hasattr(scaler, "mean_")
     assert ledger.spent_budget == []
 
 
