@@ -56,7 +56,9 @@ def _title(text, char="="):
 
 def _api_page():
     parts = [_title("API reference"),
-             "Every public name of the package, generated from the ``__all__`` lists.\n"
+             "Every public class and function of the package, generated from the "
+             "``__all__`` lists (the data in them, such as the solver registry "
+             "``solvers.SOLVERS``, is commented in its module).\n"
              "Estimators are also exported at the top level (``from skdpminimax import ...``).\n"]
     for modname in _public_modules():
         module = importlib.import_module(modname)

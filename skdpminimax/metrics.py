@@ -286,7 +286,7 @@ def demographic_parity_gap(y_pred, *, sensitive_features, reference="max_min"):
 
     ``reference="max_min"``: ``max_a E[h | a] - min_a E[h | a]`` (fairlearn's
     ``demographic_parity_difference`` for 0/1 decisions); ``"overall"``:
-    ``max_a |E[h | a] - E[h]|``, the quantity :class:`DPGroupFairRegressor` bounds.
+    ``max_a |E[h | a] - E[h]|``, the quantity :class:`~skdpminimax.estimators.DPGroupFairRegressor` bounds.
     """
     y_pred = np.asarray(y_pred, dtype=float)
     means = np.array(list(group_metric(lambda _, p: p.mean(), y_pred, y_pred,

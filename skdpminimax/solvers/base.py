@@ -106,7 +106,7 @@ def register_solver(name, factory, *, replace=False):
         and ``solve``).
     replace : bool, default=False
         Allow replacing a name already registered (the built-in ``"sgda"`` is
-        :class:`DPSaddleEstimator`'s default); without it that is refused.
+        :class:`~skdpminimax.estimators.DPSaddleEstimator`'s default); without it that is refused.
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"A solver's name must be a non-empty string, got {name!r}.")

@@ -52,7 +52,7 @@ is halved, which the certificate makes safe):
   snapshots (SVRE, Chavdarova et al. 2019; Palaniappan & Bach 2016), near-linear
   ``O((n + sqrt(n) kappa) log(1/tol))`` in practice.
 
-Quadratic terms added by :meth:`SaddleObjective.regularized` (e.g. the phase
+Quadratic terms added by :meth:`~skdpminimax.objectives.SaddleObjective.regularized` (e.g. the phase
 regularisers of phased output perturbation, whose weight grows to ``mu n``) are
 handled by their closed-form prox, so step sizes depend only on the smoothness of
 the rest (the "prox-friendly" remedy of seed-004 digest section 3.2).
