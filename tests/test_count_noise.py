@@ -13,6 +13,7 @@ import pytest
 from scipy import stats
 
 from skdpminimax.privacy.mechanisms import (
+    count_posterior_mean,
     discrete_laplace,
     exponential_mechanism,
     private_count,
@@ -96,3 +97,32 @@ def test_exponential_mechanism_frequencies():
     np.testing.assert_allclose(freq, expected, atol=0.015)  # binomial sd <= 0.0036
     with pytest.raises(ValueError, match="finite"):
         exponential_mechanism([1.0, np.nan], 1.0, rng)
+
+
+@pytest.mark.parametrize("upper, epsilon", [(50, 0.3), (400, 0.05)])
+def test_count_posterior_mean_against_simulation(upper, epsilon):
+    """The posterior mean under a flat prior on [1, upper - 1], against the mean of
+    true counts drawn from that prior whose simulated release equals each value (an
+    independent computation: draws, not the likelihood)."""
+    rng = np.random.default_rng(0)
+    n = 4_000_000
+    true = rng.integers(1, upper, n)
+    released = np.clip(true + discrete_laplace(epsilon, n, rng), 0, upper)
+    values = np.array([0, 1, 3, upper // 2, upper - 3, upper])
+    expected = count_posterior_mean(values, upper, epsilon)
+    for value, mean in zip(values, expected):
+        hits = true[released == value]
+        assert hits.size > 2_000
+        assert abs(hits.mean() - mean) < 4 * hits.std() / math.sqrt(hits.size) + 1e-9
+    # A release at the edge means about one noise scale inside, not the edge.
+    assert expected[0] > 0.5 / epsilon and expected[-1] < upper - 0.5 / epsilon
+
+
+def test_count_posterior_mean_far_from_the_edges_and_without_noise():
+    # More than 50 noise scales from both ends: the likelihood is symmetric there.
+    assert count_posterior_mean([5_000, 9_000], 20_000, 0.02).tolist() == [5_000, 9_000]
+    assert count_posterior_mean([0, 7, 12], 10, np.inf).tolist() == [1, 7, 9]
+    # One posterior per distinct value: repeated values agree with single calls.
+    many = count_posterior_mean([0, 3, 0, 3, 200], 200, 0.1)
+    singles = [count_posterior_mean(v, 200, 0.1)[0] for v in (0, 3, 0, 3, 200)]
+    np.testing.assert_allclose(many, singles)

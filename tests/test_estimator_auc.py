@@ -364,3 +364,22 @@ def test_score_is_documented_as_accuracy_not_auc(data):
     assert model.score(X, y) == accuracy_score(y, model.predict(X))
     doc = DPAUCMaximizer.score.__doc__
     assert "not** the AUC" in doc and 'scoring="roc_auc"' in doc
+
+
+def test_a_class_count_released_at_the_edge_is_read_as_about_one_noise_scale_in(monkeypatch):
+    """The released positives' count was n (no negatives) on breast cancer at epsilon
+    0.5 for one seed in ten: the ratio was clamped to 0.999, the negatives weighed a
+    thousand-fold and the ranking came out inverted (test AUC 15%). Both classes are
+    present (checked before the spend), so the ratio is now the count's posterior mean
+    on [1, size - 1]: about one noise scale (1 / epsilon share) from the edge."""
+    import skdpminimax.estimators.auc as auc_module
+
+    X, y = make_classification(400, 5, random_state=0)
+    monkeypatch.setattr(auc_module, "private_count", lambda count, upper, eps, rng: upper)
+    model = DPAUCMaximizer(epsilon=0.5, data_norm=5.0, n_samples_budget=400, random_state=0,
+                           accountant=BudgetAccountant())
+    with pytest.warns(UserWarning, match="class ratio was released as 400 positives"):
+        model.fit(X, y)
+    share = 0.5 * model.pos_ratio_budget
+    assert 1 - model.pos_ratio_ > 0.5 / share / 400  # 0.001 before
+    assert model.pos_ratio_ > 0.5  # still read as mostly positives

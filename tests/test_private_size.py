@@ -557,3 +557,17 @@ def test_privacy_shares_are_none_where_nothing_is_released(monkeypatch):
     assert model.privacy_shares_["n_samples"] is None
     assert model.privacy_shares_["constants"] is None
     assert model.privacy_shares_["training"] == model.privacy_spent_
+
+
+def test_privacy_shares_without_noise_hold_one_delta():
+    """A docs review: at epsilon = inf the size's and the constants' shares were
+    (inf, delta) each, three deltas against the one spent. The counts are exact there
+    and spend no delta."""
+    X, y = _data(400)
+    model = DPAUCMaximizer(epsilon=np.inf, delta=1e-6, data_norm=3.0, random_state=0,
+                           accountant=BudgetAccountant()).fit(X, y)
+    shares = model.privacy_shares_
+    for name in ("n_samples", "constants"):
+        assert shares[name] is not None and shares[name].delta == 0
+    total = sum(share.delta for share in shares.values() if share is not None)
+    assert total == model.privacy_spent_.delta == 1e-6

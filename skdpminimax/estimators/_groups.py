@@ -12,11 +12,15 @@ from numbers import Integral, Number, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from skdpminimax.privacy.mechanisms import private_counts
+from skdpminimax.privacy.mechanisms import count_posterior_mean, noisy_counts, private_counts
 from skdpminimax.solvers import NoisySGDA, resolve_solver
 
 __all__ = ["encode_groups", "encode_public_groups", "labels_array", "GroupRatiosMixin",
            "GROUP_SGDA_DEFAULTS", "comparable_class_labels", "declared_group_codes"]
+
+# Noise std above this share of the smallest released group count (within two noise
+# steps of 0): the group objectives warn, as DPAUCMaximizer does for its class count.
+_NOISY_GROUP_COUNT = 0.5
 
 # The default solver of the group estimators (``solver="sgda"``). An example's dual
 # gradient is about ``loss / pi_g``: NoisySGDA's generic ``clip_v=1`` clips small
@@ -311,9 +315,11 @@ class GroupRatiosMixin:
     Implements the ``_split_budget``, ``_public_constants`` and ``_private_constants``
     hooks of :class:`~skdpminimax.base.DPMinimaxEstimator` (put it first in the bases).
 
-    **Privacy of the counts.** Each group's size is released with diffprivlib's
-    truncated geometric mechanism (pure DP, sensitivity 1 per count), then clamped
-    to at least 1 and normalised. One example belongs to one group: under
+    **Privacy of the counts.** Each group's size is released with the truncated
+    geometric mechanism (:func:`~skdpminimax.privacy.mechanisms.private_counts`; pure
+    DP, sensitivity 1 per count); the fit uses the counts' posterior means on ``[1,
+    n - k + 1]`` (:func:`~skdpminimax.privacy.mechanisms.count_posterior_mean`),
+    normalised. One example belongs to one group: under
     add/remove-one it changes one count by 1, so every count gets the whole slice
     ``epsilon_c`` (parallel composition); under replace-one it can change two counts
     by 1 each (L1 sensitivity 2), so every count gets ``epsilon_c / 2``. The relation
@@ -422,10 +428,26 @@ class GroupRatiosMixin:
         relation = task_data.get("neighboring_relation", "replace-one")
         epsilon = budget.epsilon / (1.0 if relation == "add/remove-one" else 2.0)
         counts = np.bincount(codes, minlength=k)
-        noisy = np.maximum(private_counts(counts, n, epsilon, rng), 1).astype(float)
-        self._check_released_counts(noisy, epsilon)
-        return {"group_ratios": noisy / noisy.sum()}
+        released = private_counts(counts, n, epsilon, rng)
+        self._check_released_counts(np.maximum(released, 1), epsilon)
+        # Every group has a row (checked before the spend): each count's posterior mean
+        # on [1, n - k + 1], not the release floored at 1 (a released 0 weighted its
+        # group n-fold). Post-processing.
+        sizes = count_posterior_mean(released, n, epsilon, low=1, high=max(1, n - k + 1))
+        return {"group_ratios": sizes / sizes.sum()}
 
     def _check_released_counts(self, counts, epsilon):
-        """Hook on the released group counts and their per-count ``epsilon`` (released
-        values and a public noise scale only); nothing by default."""
+        """Warn where a released group count is within two noise steps of 0: the
+        objective weighs each group by ``1 / ratio``, so such a group's weight may be
+        far off (iris at epsilon 0.5: ratios 0.015 / 0.358 / 0.627 released for three
+        equal classes, silently). Released values and a public noise scale only."""
+        noisy = noisy_counts(counts, epsilon, _NOISY_GROUP_COUNT)
+        if noisy is not None:
+            noise_std, smallest = noisy
+            warnings.warn(
+                f"The group sizes were released with noise of std {noise_std:.3g} (before "
+                f"truncation to [0, n]) on counts as small as {smallest:.0f} "
+                f"(group_ratios_budget={self.group_ratios_budget:g} of "
+                f"epsilon={self.epsilon:g}): a group's weight 1 / ratio may be far off. "
+                "Pass group_ratios if the group frequencies are public, or raise "
+                "group_ratios_budget.", UserWarning)

@@ -12,7 +12,7 @@ from skdpminimax.base import DEFAULT_N_SAMPLES_BUDGET, DPMinimaxEstimator, share
 from skdpminimax.estimators._groups import canonical_labels, comparable_class_labels
 from skdpminimax.objectives.auc import SquareLossAUC
 from skdpminimax.objectives.scorers import LinearScorer, MLPScorer
-from skdpminimax.privacy.mechanisms import noisy_counts, private_count
+from skdpminimax.privacy.mechanisms import count_posterior_mean, noisy_counts, private_count
 from skdpminimax.solvers import NoisySGDA, resolve_solver
 
 __all__ = ["DPAUCMaximizer"]
@@ -22,9 +22,10 @@ __all__ = ["DPAUCMaximizer"]
 _RATIO_FLOOR = 1e-3
 # Noise std above this share of the smaller released class count (the count within
 # two noise steps of 0): the fit warns (a probe: 30 positives in 3,000 rows at
-# epsilon = 1, std ~28; a tenth of the releases were 0, floored to 0.001, and the MLP
-# then predicted every row positive). A quarter warned in the demo (breast cancer,
-# epsilon 0.5 and 1), whose linear fits lose nothing to the ratio's error.
+# epsilon = 1, std ~28; a tenth of the releases were 0, which the rule before the
+# posterior mean floored to 0.001, and the MLP then predicted every row positive). A
+# quarter warned in the demo (breast cancer, epsilon 0.5 and 1), whose linear fits
+# lose nothing to the ratio's error.
 _NOISY_CLASS_COUNT = 0.5
 
 
@@ -77,7 +78,10 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         Its count gets geometric noise of std about ``sqrt(2) / (pos_ratio_budget *
         epsilon)``; when that is above half the smaller released class count
         the fit warns (with 30 positives in 3,000 rows at ``epsilon=1`` a tenth of
-        the releases are 0, floored to a ratio of 0.001). On features whose mean is
+        the releases are 0). The ratio used is the count's posterior mean under a
+        flat prior on ``[1, size - 1]`` (both classes are present): the released
+        ratio far from 0 and 1, about one noise scale inside where the release is
+        at the edge (post-processing). On features whose mean is
         far from 0 the fit is sensitive to the ratio's error: for a linear scorer a
         ratio off by ``e`` adds ``2 (1 + alpha) e`` times the features' mean to the
         expected gradient in ``theta`` (``alpha`` the dual variable of the formula
@@ -152,7 +156,8 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
     class_score_means_ : ndarray of shape (2,)
         The private ``(b, a)``: mean score of the negative and positive class.
     pos_ratio_ : float
-        The class ratio used (public, or a private release).
+        The class ratio used: public, or the posterior mean of the privately
+        released positives' count over the size (see ``pos_ratio_budget``).
     calibration_ : NoiseCalibration
         Noise multiplier, steps, sampler and accountant of the solver.
     {planning_size_attribute}
@@ -160,6 +165,13 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         ``(epsilon, delta)`` charged to the accountant by this fit.
     solver_ : solver
         The fitted solver object.
+    objective_ : SquareLossAUC
+        The objective that was solved (public constants: ``data_norm``, the class
+        ratio used, the scorer).
+    dual_coef_ : ndarray of shape (1,)
+        The released dual variable ``alpha`` of the formula above.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
 
     Notes
     -----
@@ -285,6 +297,10 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         size = task_data["size"]  # public: the rows' count, or a private release of it
         n_pos = private_count(np.count_nonzero(targets > 0), size, budget.epsilon, rng)
         _warn_if_ratio_is_noisy(n_pos, size, budget.epsilon, self.pos_ratio_budget)
+        # Both classes are present (checked before the spend): the count's posterior
+        # mean on [1, size - 1], so a release at 0 or size means about one noise scale
+        # from the edge, not 0.001 (a thousand-fold class weight). Post-processing.
+        n_pos = count_posterior_mean(n_pos, size, budget.epsilon)[0]
         return {"pos_ratio": float(np.clip(n_pos / size, _RATIO_FLOOR, 1.0 - _RATIO_FLOOR))}
 
     def _resolve_solver(self):

@@ -156,12 +156,20 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         Released dual: group weights ``q`` (minimax loss) or net multipliers
         ``lambda^+ - lambda^-`` (demographic parity).
     group_ratios_ : ndarray of shape (n_groups,)
-        Group frequencies used (public, or the private release).
+        Group frequencies used: public, or the posterior means of the privately
+        released group counts, normalised (docs/privacy_model.md).
     calibration_ : NoiseCalibration
         Noise multiplier, steps, sampler and accountant of the solver.
     {planning_size_attribute}
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta)`` charged to the accountant by this fit.
+    solver_ : solver
+        The fitted solver object.
+    objective_ : SaddleObjective
+        The objective that was solved (the constraint's objective and its public
+        constants).
+    n_features_in_ : int
+        Number of features seen during ``fit``.
 
     Notes
     -----
@@ -372,7 +380,10 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
     def _check_released_counts(self, counts, epsilon):
         """Parity weighs each group by 1 / ratio: a constant predictor already shows a gap
         of about ``c (pi_g / ratio_g - 1)``, so the ratios' errors bias the intercept."""
-        noisy = noisy_counts(counts, epsilon, _NOISY_COUNT_RATIO) if self._parity() else None
+        if not self._parity():
+            super()._check_released_counts(counts, epsilon)
+            return
+        noisy = noisy_counts(counts, epsilon, _NOISY_COUNT_RATIO)
         if noisy is not None:
             noise_std, smallest = noisy
             warnings.warn(

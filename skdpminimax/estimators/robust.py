@@ -86,13 +86,20 @@ class DPRobustClassifier(GroupRatiosMixin, ClassifierMixin, DPMinimaxEstimator):
     group_weights_ : ndarray of shape (n_groups,)
         The released dual ``q``: the solver's private weight of each group.
     group_ratios_ : ndarray of shape (n_groups,)
-        Group frequencies used (public, or the private release).
+        Group frequencies used: public, or the posterior means of the privately
+        released group counts, normalised (docs/privacy_model.md).
     calibration_ : NoiseCalibration
         Noise multiplier, steps, sampler and accountant of the solver.
     {planning_size_attribute}
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta)`` charged to the accountant by this fit.
-    solver_, objective_ : the fitted solver and the objective it solved.
+    solver_ : solver
+        The fitted solver object.
+    objective_ : SaddleObjective
+        The objective that was solved (the group DRO objective and its public
+        constants).
+    n_features_in_ : int
+        Number of features seen during ``fit``.
 
     Notes
     -----

@@ -83,8 +83,8 @@ class PrivacyBudget:
             raise ValueError(f"fraction must be in (0, 1), got {fraction}.")
         if self.preceding:  # the slice would not be covered by the composed releases
             raise ValueError("A budget composed with preceding releases cannot be split.")
-        if not self.is_private:
-            return PrivacyBudget(np.inf, self.delta), self
+        if not self.is_private:  # a count at epsilon = inf is exact; still no delta
+            return PureBudget(np.inf), self
         first = fraction * self.epsilon
         return PureBudget(first), PrivacyBudget(self.epsilon - first, self.delta)
 
