@@ -200,7 +200,9 @@ class WithoutReplacementSampler(_Sampler):
     """Each batch is a uniformly random subset of exactly ``m`` examples.
 
     Replace-one neighbours; accounted with the Wang-Balle-Kasiviswanathan RDP bound
-    (``dp_accounting.SampledWithoutReplacementDpEvent``), so only RDP applies.
+    (``dp_accounting.SampledWithoutReplacementDpEvent``), so only RDP applies. The
+    bound is proven but loose (a concrete neighbouring pair loses about half of what
+    it certifies; docs/privacy_model.md): the Poisson sampler needs less noise.
     """
 
     name = "without_replacement"
