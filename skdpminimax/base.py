@@ -563,18 +563,19 @@ def warn_if_size_is_a_typo(declared, n_samples, planned):
 _TYPO_REFUSAL_FACTOR = 1000
 
 
-def refuse_if_size_is_a_typo(declared, n_samples):
+def refuse_if_size_is_a_typo(declared, n_samples, consequence=None):
     """Refuse, before the spend, a declared size (an int) more than
     ``_TYPO_REFUSAL_FACTOR`` times as far from the ``n_samples`` rows given: a plan on
-    it runs for hours on nearly empty batches. The message does not print the row
-    count."""
+    it runs for hours on nearly empty batches (``consequence`` says what else it
+    would do). The message does not print the row count."""
     factor = _TYPO_REFUSAL_FACTOR
     if _size_is_off(declared, n_samples, factor):
+        consequence = consequence or (f"the run would be planned on {declared} (its "
+                                      "sampling rate and number of steps)")
         raise ValueError(
             f"n_samples_budget={declared} declares a public size more than {factor} times "
-            "as far from the number of rows given (a typo?): the run would be planned on "
-            f"{declared} (its sampling rate and number of steps). Declare the size of the "
-            "data set you fit. Nothing was spent.")
+            f"as far from the number of rows given (a typo?): {consequence}. Declare the "
+            "size of the data set you fit. Nothing was spent.")
 
 
 @contextlib.contextmanager

@@ -399,7 +399,8 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         warn_about_public_size(self.n_samples_budget, budget.epsilon, add_remove=add_remove,
                                uses="divides by", revealed_by="n_samples_seen_")
         if add_remove:
-            refuse_if_size_is_a_typo(declared, n_samples)  # as the estimators do
+            refuse_if_size_is_a_typo(  # as the estimators do
+                declared, n_samples, f"the statistics would be divided by {declared}")
             warn_if_size_is_a_typo(declared, n_samples,
                                    f"the statistics are divided by {declared}")
 

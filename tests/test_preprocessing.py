@@ -126,8 +126,11 @@ def test_the_size_is_released_declared_or_public():
                                   random_state=0).fit(X)
     assert public.n_samples_seen_ == 400
     with pytest.warns(UserWarning, match="ten times") as record:
-        DPStandardScaler(bounds=(-20.0, 20.0), n_samples_budget=10**6, random_state=0).fit(X)
+        DPStandardScaler(bounds=(-20.0, 20.0), n_samples_budget=10**4, random_state=0).fit(X)
     assert not any("400" in str(w.message) for w in record)  # not the row count
+    with pytest.raises(ValueError, match="divided by 1000000") as refused:
+        DPStandardScaler(bounds=(-20.0, 20.0), n_samples_budget=10**6, random_state=0).fit(X)
+    assert "400" not in str(refused.value)
 
 
 def test_the_whole_budget_is_spent_once_on_the_accountant():
