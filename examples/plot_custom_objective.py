@@ -128,6 +128,10 @@ for epsilon in epsilons:
         objective_params={"class_ratios": [0.5, 0.5], "radius": 5.0},
         epsilon=epsilon,
         data_norm=6.0,
+        # Clips of 1 suit balanced ratios. Unbalanced ones weigh the rare class by
+        # 1 / ratio, which a clip of 1 removes (worst-class accuracy 0 with [0.9, 0.1]):
+        # give the solver clips of the objective's scale, as the DPSaddleEstimator page
+        # says ("needs clips of its own scale").
         solver=NoisySGDA(batch_size=64, n_epochs=20, step_size=0.05),
         random_state=0,
         accountant=experiment_ledger,

@@ -200,7 +200,9 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
     for add/remove-one neighbours by default, like the estimators' Poisson-sampled
     fits, so a ``Pipeline`` of both on one accountant is ``(sum of epsilons, sum of
     deltas)``-DP under one relation. See :mod:`skdpminimax.preprocessing` for the
-    mechanism, its sensitivity and its accounting.
+    mechanism, its sensitivity and its accounting. Dense ``X`` only (scikit-learn's
+    "dense data is required" error for a sparse matrix): centring would fill a
+    sparse matrix in; scale sparse features by public constants instead.
 
     Parameters
     ----------
@@ -365,7 +367,7 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            The private rows (finite values).
+            The private rows (finite values; dense).
         y : None, default=None
             Ignored.
 
