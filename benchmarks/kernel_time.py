@@ -44,9 +44,9 @@ def main(argv=None):
             solver=NoisySGDA(batch_size=64, n_epochs=15, backend=backend), random_state=0,
             accountant=BudgetAccountant()).fit(X, y)
 
-    rows = {}
+    rows, warm_up = {}, {}
     for backend in ("numba", "numpy"):
-        _seconds(lambda backend=backend: private_fit(backend))  # warm-up
+        warm_up[backend] = _seconds(lambda backend=backend: private_fit(backend))
         rows[f"DPAUCMaximizer, backend={backend!r}"] = [
             _seconds(lambda backend=backend: private_fit(backend)) for _ in range(args.repeats)]
     rows["SGDClassifier, 15 epochs (not private)"] = [
@@ -57,6 +57,8 @@ def main(argv=None):
     print("|---|---|")
     for name, seconds in rows.items():
         print(f"| {name} | {statistics.median(seconds):.2f} |")
+    print("\nwarm-up fits (the first compiles the kernel and calibrates the noise): "
+          + ", ".join(f"{backend} {seconds:.2f} s" for backend, seconds in warm_up.items()))
 
 
 if __name__ == "__main__":

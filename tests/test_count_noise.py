@@ -99,23 +99,24 @@ def test_exponential_mechanism_frequencies():
         exponential_mechanism([1.0, np.nan], 1.0, rng)
 
 
-@pytest.mark.parametrize("upper, epsilon", [(50, 0.3), (400, 0.05)])
-def test_count_posterior_mean_against_simulation(upper, epsilon):
-    """The posterior mean under a flat prior on [1, upper - 1], against the mean of
-    true counts drawn from that prior whose simulated release equals each value (an
-    independent computation: draws, not the likelihood)."""
+@pytest.mark.parametrize("upper, epsilon, low, high", [(50, 0.3, 1, None), (400, 0.05, 1, None),
+                                                      (60, 0.2, 4, 45)])
+def test_count_posterior_mean_against_simulation(upper, epsilon, low, high):
+    """The posterior mean under a flat prior on [low, high] ([1, upper - 1] by default),
+    against the mean of true counts drawn from that prior whose simulated release
+    equals each value (an independent computation: draws, not the likelihood)."""
     rng = np.random.default_rng(0)
     n = 4_000_000
-    true = rng.integers(1, upper, n)
+    true = rng.integers(low, (upper - low if high is None else high) + 1, n)
     released = np.clip(true + discrete_laplace(epsilon, n, rng), 0, upper)
     values = np.array([0, 1, 3, upper // 2, upper - 3, upper])
-    expected = count_posterior_mean(values, upper, epsilon)
+    expected = count_posterior_mean(values, upper, epsilon, low=low, high=high)
     for value, mean in zip(values, expected):
         hits = true[released == value]
         assert hits.size > 2_000
         assert abs(hits.mean() - mean) < 4 * hits.std() / math.sqrt(hits.size) + 1e-9
-    # A release at the edge means about one noise scale inside, not the edge.
-    assert expected[0] > 0.5 / epsilon and expected[-1] < upper - 0.5 / epsilon
+    # A release at the edge means about one noise scale inside the prior, not the edge.
+    assert expected[0] > low + 0.5 / epsilon and expected[-1] < upper - 0.5 / epsilon
 
 
 def test_count_posterior_mean_far_from_the_edges_and_without_noise():
@@ -126,3 +127,12 @@ def test_count_posterior_mean_far_from_the_edges_and_without_noise():
     many = count_posterior_mean([0, 3, 0, 3, 200], 200, 0.1)
     singles = [count_posterior_mean(v, 200, 0.1)[0] for v in (0, 3, 0, 3, 200)]
     np.testing.assert_allclose(many, singles)
+    assert count_posterior_mean([0, 1], 1, 1.0).tolist() == [0.5, 0.5]  # empty prior
+
+
+@pytest.mark.parametrize("kwargs", [dict(epsilon=0.0), dict(epsilon=np.nan),
+                                    dict(epsilon=-1.0), dict(low=-1), dict(high=11)])
+def test_count_posterior_mean_refuses_what_the_mechanism_cannot_release(kwargs):
+    kwargs = {"epsilon": 0.5, **kwargs}
+    with pytest.raises(ValueError, match="epsilon must be > 0|must lie in"):
+        count_posterior_mean([3], 10, **kwargs)

@@ -197,7 +197,15 @@ def test_group_counts_use_the_solver_relation_sensitivity(relation, factor, monk
         seen.extend([epsilon] * len(counts))
         return np.asarray(counts)
 
+    priors = []
+    real_posterior = groups_module.count_posterior_mean
+
+    def posterior_spy(released, upper, epsilon, low=1, high=None):
+        priors.append((upper, epsilon, low, high))
+        return real_posterior(released, upper, epsilon, low=low, high=high)
+
     monkeypatch.setattr(groups_module, "private_counts", spy)
+    monkeypatch.setattr(groups_module, "count_posterior_mean", posterior_spy)
     X, y, groups = _classification()
     sampler = "poisson" if relation == "add/remove-one" else "without_replacement"
     clf = DPRobustClassifier(epsilon=2.0, data_norm=5.0, group_ratios_budget=0.1,
@@ -205,6 +213,10 @@ def test_group_counts_use_the_solver_relation_sensitivity(relation, factor, monk
     clf.fit(X, y, sensitive_features=groups)
     assert clf.calibration_.neighboring_relation == relation
     assert seen == pytest.approx([0.2 / factor] * 2)
+    # The counts are read at the epsilon they were released with, each group at least
+    # 1 (so at most n - k + 1 with k = 2 groups).
+    [(upper, epsilon, low, high)] = priors
+    assert epsilon == pytest.approx(0.2 / factor) and (low, high) == (1, upper - 1)
     # The released counts' posterior means: within a thousandth of a count here (each
     # count is tens of noise scales from the edges).
     np.testing.assert_allclose(clf.group_ratios_, np.bincount(groups == "b") / 300, rtol=1e-5)
@@ -722,5 +734,5 @@ def test_a_group_count_released_at_zero_is_read_as_about_one_noise_scale(make, m
     model.set_params(random_state=0, accountant=BudgetAccountant(), n_samples_budget=300)
     with pytest.warns(UserWarning, match="group sizes were released with noise"):
         model.fit(X, y, **kw)
-    epsilon = 0.5 * model.group_ratios_budget / 2  # replace-one: half per count
-    assert model.group_ratios_[0] * 300 > 0.5 / epsilon / 3  # 1 / 300 before
+    epsilon = 0.5 * model.group_ratios_budget  # add/remove-one: the whole share per count
+    assert model.group_ratios_[0] * 300 > 0.5 / epsilon / 3  # 1 before

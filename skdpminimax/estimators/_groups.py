@@ -429,7 +429,7 @@ class GroupRatiosMixin:
         epsilon = budget.epsilon / (1.0 if relation == "add/remove-one" else 2.0)
         counts = np.bincount(codes, minlength=k)
         released = private_counts(counts, n, epsilon, rng)
-        self._check_released_counts(np.maximum(released, 1), epsilon)
+        self._check_released_counts(released, epsilon)
         # Every group has a row (checked before the spend): each count's posterior mean
         # on [1, n - k + 1], not the release floored at 1 (a released 0 weighted its
         # group n-fold). Post-processing.

@@ -326,7 +326,8 @@ _POSTERIOR_WINDOW = 50.0
 def count_posterior_mean(released, upper, epsilon, low=1, high=None):
     """Posterior mean of the true counts behind counts released by :func:`private_count`
     (or :func:`private_counts`) at ``epsilon`` with bound ``upper``, under a flat prior
-    on the integers ``[low, high]`` (``high`` defaults to ``upper - low``).
+    on the integers ``[low, high]`` within ``[0, upper]`` (``high`` defaults to ``upper
+    - low``).
 
     Post-processing of released values and public constants only. The release clamps
     to ``[0, upper]``, so a released ``0`` says only "``count + noise <= 0``" (likelihood
@@ -337,14 +338,21 @@ def count_posterior_mean(released, upper, epsilon, low=1, high=None):
     0.001 before) weighted the other class a thousand-fold and inverted a linear
     scorer's ranking (breast cancer, epsilon 0.5, one seed in ten). Far from the edges
     (many noise scales) the mean is the released count. ``epsilon=np.inf`` returns the
-    released counts clipped to ``[low, high]``.
+    released counts clipped to ``[low, high]``; an empty prior (``high < low``) gives
+    ``upper / 2``. Each distinct release near an edge costs a window of up to ``100 /
+    epsilon`` candidate counts.
     """
     released = np.atleast_1d(np.asarray(released, dtype=np.int64))
-    upper = int(upper)
-    high = upper - int(low) if high is None else int(high)
-    low = int(low)
-    if high < low or math.isinf(epsilon):
-        return np.clip(released, low, max(low, high)).astype(float)
+    upper, low = int(upper), int(low)
+    high = upper - low if high is None else int(high)
+    if not epsilon > 0:  # NaN too
+        raise ValueError(f"epsilon must be > 0, got {epsilon}.")
+    if low < 0 or high > upper:  # the mechanism releases counts clamped to [0, upper]
+        raise ValueError(f"The prior [{low}, {high}] must lie in [0, upper={upper}].")
+    if high < low:  # no count fits the prior (a size of 1 for two classes): the middle
+        return np.full(released.shape, upper / 2.0)
+    if math.isinf(epsilon):
+        return np.clip(released, low, high).astype(float)
     log_a = -float(epsilon)
     width = int(math.ceil(_POSTERIOR_WINDOW / float(epsilon))) + 1
     # A count more than the window from both ends of the prior and of the release
@@ -356,12 +364,10 @@ def count_posterior_mean(released, upper, epsilon, low=1, high=None):
     for i, r in enumerate(values.tolist()):  # one posterior per distinct released value
         k = np.arange(max(low, min(r, high) - width), min(high, max(r, low) + width) + 1,
                       dtype=float)
-        if r <= 0:
-            log_lik = log_a * k
-        elif r >= upper:
-            log_lik = log_a * (upper - k)
-        else:
-            log_lik = log_a * np.abs(r - k)
+        # The mechanism clamps the count, then the release, to [0, upper]. For a count
+        # c in that range P(release r | c) is a^|r - c| up to a constant, at the edges
+        # too: a release at 0 says c + noise <= 0, probability a^c / (1 + a).
+        log_lik = log_a * np.abs(min(max(r, 0), upper) - np.clip(k, 0, upper))
         weights = np.exp(log_lik - log_lik.max())
         edge_means[i] = float(weights @ k / weights.sum())
     means[near_an_edge] = edge_means[where.ravel()]
