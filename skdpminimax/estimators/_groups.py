@@ -436,18 +436,24 @@ class GroupRatiosMixin:
         sizes = count_posterior_mean(released, n, epsilon, low=1, high=max(1, n - k + 1))
         return {"group_ratios": sizes / sizes.sum()}
 
+    def _noisy_count_rule(self):
+        """``(ratio, consequence)``: warn where the counts' noise std is above ``ratio``
+        times the smallest released count, saying ``consequence``. The group objectives
+        weigh each group by ``1 / ratio``: within two noise steps of 0 a group's weight
+        may be far off (iris at epsilon 0.5: ratios 0.015 / 0.358 / 0.627 released for
+        three equal classes, silently)."""
+        return _NOISY_GROUP_COUNT, "A group's weight 1 / ratio may be far off."
+
     def _check_released_counts(self, counts, epsilon):
-        """Warn where a released group count is within two noise steps of 0: the
-        objective weighs each group by ``1 / ratio``, so such a group's weight may be
-        far off (iris at epsilon 0.5: ratios 0.015 / 0.358 / 0.627 released for three
-        equal classes, silently). Released values and a public noise scale only."""
-        noisy = noisy_counts(counts, epsilon, _NOISY_GROUP_COUNT)
+        """Warn on noisy released group counts (:meth:`_noisy_count_rule`). Released
+        values and a public noise scale only."""
+        ratio, consequence = self._noisy_count_rule()
+        noisy = noisy_counts(counts, epsilon, ratio)
         if noisy is not None:
             noise_std, smallest = noisy
             warnings.warn(
                 f"The group sizes were released with noise of std {noise_std:.3g} (before "
                 f"truncation to [0, n]) on counts as small as {smallest:.0f} "
                 f"(group_ratios_budget={self.group_ratios_budget:g} of "
-                f"epsilon={self.epsilon:g}): a group's weight 1 / ratio may be far off. "
-                "Pass group_ratios if the group frequencies are public, or raise "
-                "group_ratios_budget.", UserWarning)
+                f"epsilon={self.epsilon:g}). {consequence} Pass group_ratios if the group "
+                "frequencies are public, or raise group_ratios_budget.", UserWarning)

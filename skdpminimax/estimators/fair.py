@@ -14,7 +14,6 @@ from skdpminimax.estimators._groups import GROUP_SGDA_DEFAULTS, GroupRatiosMixin
 from skdpminimax.objectives.fairness import DemographicParityRegression
 from skdpminimax.objectives.group_dro import GroupDRO
 from skdpminimax.objectives.losses import SquaredLoss
-from skdpminimax.privacy.mechanisms import noisy_counts
 from skdpminimax.solvers import NoisySGDA
 
 __all__ = ["DPGroupFairRegressor"]
@@ -377,24 +376,15 @@ class DPGroupFairRegressor(GroupRatiosMixin, RegressorMixin, DPMinimaxEstimator)
         self.group_weights_ = v.copy()
         self.group_ratios_ = np.asarray(constants["group_ratios"], dtype=float)
 
-    def _check_released_counts(self, counts, epsilon):
+    def _noisy_count_rule(self):
         """Parity weighs each group by 1 / ratio: a constant predictor already shows a gap
         of about ``c (pi_g / ratio_g - 1)``, so the ratios' errors bias the intercept."""
         if not self._parity():
-            super()._check_released_counts(counts, epsilon)
-            return
-        noisy = noisy_counts(counts, epsilon, _NOISY_COUNT_RATIO)
-        if noisy is not None:
-            noise_std, smallest = noisy
-            warnings.warn(
-                f"The group sizes were released with noise of std {noise_std:.3g} (before "
-                f"truncation to [0, n]) on counts "
-                f"as small as {smallest:.0f} (group_ratios_budget={self.group_ratios_budget:g} "
-                f"of epsilon={self.epsilon:g}). Demographic parity weighs each group by the "
-                "inverse of its ratio, and errors in the ratios bias the model and its "
-                "intercept (diabetes, 10 groups, epsilon=1: R^2 0.22 against 0.40 with the "
-                "true ratios). Pass group_ratios if the group frequencies are public, or "
-                "raise group_ratios_budget.", UserWarning)
+            return super()._noisy_count_rule()
+        return _NOISY_COUNT_RATIO, (
+            "Demographic parity weighs each group by the inverse of its ratio, and errors "
+            "in the ratios bias the model and its intercept (diabetes, 10 groups, "
+            "epsilon=1: R^2 0.22 against 0.40 with the true ratios).")
 
     def predict(self, X):
         """Predict ``X @ coef_ + intercept_``, clipped to ``bounds_`` by default.
