@@ -465,6 +465,28 @@ def _check_planned_on(solver, objective, size, budget, calibration):
         )
 
 
+def _check_covers_budget(solver, calibration, budget):
+    """Refuse (nothing released) a run whose own record claims more than the budget it
+    was given, or none at all: a user's solver that calibrated on the whole budget
+    instead of its training share, or on a budget of its own. The record is the
+    solver's word; that its run drew the noise the record states is the solver's
+    proof (docs/extending.rst)."""
+    if not budget.is_private:
+        return
+    if calibration is None:
+        raise RuntimeError(
+            f"{type(solver).__name__} returned no calibration for a private budget: "
+            "nothing certifies its noise. Nothing was released; the budget of this fit "
+            "is spent.")
+    epsilon, delta = float(calibration.epsilon), float(calibration.delta)
+    if not (epsilon <= budget.epsilon * (1 + 1e-9) and delta <= budget.delta * (1 + 1e-9)):
+        raise RuntimeError(
+            f"{type(solver).__name__}'s calibration certifies ({epsilon:.6g}, {delta:.3g}), "
+            f"more than the ({budget.epsilon:.6g}, {budget.delta:.3g}) it was given "
+            "(calibrate on the budget passed to solve, which is the fit's training share). "
+            "Nothing was released; the budget of this fit is spent.")
+
+
 def _check_kept_plan(solver, calibration, planned):
     """Refuse (nothing released) a composed run whose plan followed the released
     constants instead of ``planned``, the one made on the public constants (its PLD
@@ -822,6 +844,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
                        else solver.calibrate(probe, data.planning_size, train_budget))
             solver.fix_plan(planned)
         result = solver.solve(objective, data, train_budget, rng)
+        _check_covers_budget(solver, result.calibration, train_budget)
         _check_composed(solver, result.calibration, train_budget)
         if planned is not None:
             _check_kept_plan(solver, result.calibration, planned)

@@ -571,3 +571,38 @@ def test_privacy_shares_without_noise_hold_one_delta():
         assert shares[name] is not None and shares[name].delta == 0
     total = sum(share.delta for share in shares.values() if share is not None)
     assert total == model.privacy_spent_.delta == 1e-6
+
+
+class _CalibratesOnTwiceTheBudget(NoisySGDA):
+    """A user's solver that calibrates its noise on twice the budget it is given."""
+
+    def solve(self, objective, data, budget, rng, *, init=None):
+        doubled = skdpminimax.privacy.PrivacyBudget(2 * budget.epsilon, budget.delta)
+        return super().solve(objective, data, doubled, rng, init=init)
+
+
+class _RecordsNoCalibration(NoisySGDA):
+    def solve(self, objective, data, budget, rng, *, init=None):
+        return dataclasses.replace(super().solve(objective, data, budget, rng, init=init),
+                                   calibration=None)
+
+
+@pytest.mark.parametrize("solver, message", [(_CalibratesOnTwiceTheBudget, "more than"),
+                                             (_RecordsNoCalibration, "no calibration")])
+@pytest.mark.parametrize("size", ["public", 400, None])
+def test_a_run_whose_record_claims_more_than_its_budget_is_not_released(solver, message,
+                                                                        size):
+    """A review of the extension path: a solver that calibrated on twice its budget (or
+    on the fit's whole budget instead of its training share) was released with a
+    calibration_ of epsilon 2 for a fit of epsilon 1, whatever the size's handling; so
+    was one that returned no calibration."""
+    X, y = _data(400)
+    acc = BudgetAccountant()
+    kwargs = {} if size is None else {"n_samples_budget": size}
+    model = _auc(accountant=acc, composition="basic", pos_ratio=None,
+                 solver=solver(batch_size=16, n_epochs=2), **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with pytest.raises(RuntimeError, match=message):
+            model.fit(X, y)
+    assert len(acc.spent_budget) == 1 and not hasattr(model, "coef_")
