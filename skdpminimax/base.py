@@ -414,8 +414,14 @@ _PLD_FIELDS = ("n_steps", "sample_rate", "noise_multiplier", "batch_size",
                "n_compositions", "noise_ratios")
 
 
+def _differing_fields(calibration, expected, fields=_PLD_FIELDS):
+    """The ``fields`` in which ``calibration`` differs from ``expected`` (a refusal
+    names them)."""
+    return [f for f in fields if getattr(calibration, f, None) != getattr(expected, f, None)]
+
+
 def _same_run(calibration, expected, fields=_PLD_FIELDS):
-    return all(getattr(calibration, f, None) == getattr(expected, f, None) for f in fields)
+    return not _differing_fields(calibration, expected, fields)
 
 
 def _certifiable_plan_size(solver, objective, size, budget):
@@ -457,10 +463,14 @@ def _check_planned_on(solver, objective, size, budget, calibration):
     expected = solver.calibrate(objective, size, budget)
     # Every field, the per-block multipliers too: a solver whose noise or length
     # followed the true number of rows would show in one of them.
-    if not _same_run(calibration, expected, _PLD_FIELDS + ("block_noise_multipliers",)):
+    differing = _differing_fields(calibration, expected,
+                                  _PLD_FIELDS + ("block_noise_multipliers",))
+    if differing:
         raise RuntimeError(
-            f"{type(solver).__name__} did not plan its run on data.planning_size (the released "
-            "size); under add/remove-one the true number of rows is private. Nothing was "
+            f"{type(solver).__name__}'s calibration differs in {', '.join(differing)} from "
+            "calibrate(objective, data.planning_size, budget): its run was not planned on "
+            "the public size (released or declared; under add/remove-one the true number "
+            "of rows is private), or its solve rebuilt the calibration. Nothing was "
             "released; the budget of this fit is spent."
         )
 
@@ -491,12 +501,15 @@ def _check_kept_plan(solver, calibration, planned):
     """Refuse (nothing released) a composed run whose plan followed the released
     constants instead of ``planned``, the one made on the public constants (its PLD
     composition with their counts assumes it fixed)."""
-    if not _same_run(calibration, planned):
+    differing = _differing_fields(calibration, planned)
+    if differing:
         raise RuntimeError(
-            f"{type(solver).__name__} planned its run (steps, rate or noise) on the released "
-            "constants, which their composition with the run in one PLD does not allow: use "
-            "composition='basic' with this solver. Nothing was released; the budget of this "
-            "fit is spent.")
+            f"{type(solver).__name__}'s run differs in {', '.join(differing)} from the plan "
+            "made on the public constants before the solve (fix_plan), which the run's "
+            "composition with the released counts in one PLD assumes fixed: plan on public "
+            "quantities only (the released constants or the rows' count must not change "
+            "it), or use composition='basic'. Nothing was released; the budget of this fit "
+            "is spent.")
 
 
 # Sparse X whose dense copy has at most this many entries (32 MB) is fitted dense: the

@@ -224,7 +224,8 @@ def test_a_composed_fit_at_a_public_size_searches_its_noise_once(size):
 
 def test_a_run_planned_on_the_released_constants_is_not_released():
     ledger = BudgetAccountant()
-    with pytest.raises(RuntimeError, match="planned its run .* on the released constants"):
+    with pytest.raises(RuntimeError,
+                       match="differs in .* from the plan made on the public constants"):
         _fit(ledger, solver=_PlansOnTheRatio())
     assert ledger.spent_budget == [(0.5, 1e-6)]  # found after the solve: charged
     # with the shares added it is a valid (adaptive, basic) composition
