@@ -561,7 +561,7 @@ def warn_about_public_size(size_spec, epsilon, *, add_remove, uses, revealed_by)
     """Warn where ``n_samples_budget="public"`` (``size_spec``) takes ``len(X)`` as
     public under add/remove-one neighbours, which ``revealed_by`` then reveals (a
     :class:`PrivacyLeakWarning` at finite ``epsilon``). A declared size far from the
-    rows given is :func:`warn_if_size_is_a_typo`'s."""
+    rows given is :func:`check_declared_size`'s."""
     if add_remove and size_spec == "public" and math.isfinite(epsilon):
         warnings.warn(
             f"n_samples_budget='public' {uses} len(X), which {revealed_by} reveals: under "
@@ -571,46 +571,38 @@ def warn_about_public_size(size_spec, epsilon, *, add_remove, uses, revealed_by)
             "private.", PrivacyLeakWarning)
 
 
+# A declared size this many times as far from the rows given is refused: the plan's
+# steps grow with the declared size (10**9 for 500 rows: 234 million steps, hours and
+# GBs, after the spend). Ten times as far warns.
+_TYPO_REFUSAL_FACTOR = 1000
+_TYPO_WARNING_FACTOR = 10
+
+
+def check_declared_size(declared, n_samples, use):
+    """A declared size (``declared``, an int, or ``None``) far from the ``n_samples``
+    rows given is most likely a typo (``10**9`` for ``10**3``: millions of steps on
+    nearly empty batches). More than ``_TYPO_REFUSAL_FACTOR`` times as far is refused
+    (call it before the spend: a plan on it runs for hours); more than ten times
+    warns (:class:`UserWarning`); folds of a search, a fraction of the declared size,
+    stay within that. Both messages say what the declaration does (``use``) and not
+    the row count: whoever reads the log need not learn it. The estimators call it
+    before their noise search, which on such a size can take minutes."""
+    if _size_is_off(declared, n_samples, _TYPO_REFUSAL_FACTOR):
+        raise ValueError(
+            f"n_samples_budget={declared} declares a public size more than "
+            f"{_TYPO_REFUSAL_FACTOR} times as far from the number of rows given (a typo?): "
+            f"{use}. Declare the size of the data set you fit. Nothing was spent.")
+    if _size_is_off(declared, n_samples, _TYPO_WARNING_FACTOR):
+        warnings.warn(
+            f"n_samples_budget={declared} declares a public size more than ten times as "
+            f"far from the number of rows given: {use}. Declare the size of the data set "
+            "you fit.", UserWarning)
+
+
 def _size_is_off(declared, n_samples, factor):
     """Whether a declared size (an int, or ``None``: nothing declared) is more than
     ``factor`` times as far from the ``n_samples`` rows given."""
     return declared is not None and not declared / factor <= n_samples <= factor * declared
-
-
-def warn_if_size_is_a_typo(declared, n_samples, planned):
-    """A declared size (``declared``, an int) more than ten times as far from the
-    ``n_samples`` rows given is most likely a typo (``10**9`` for ``10**3``: millions of
-    steps on nearly empty batches), a :class:`UserWarning` that says what the
-    declaration does (``planned``); folds of a search, a fraction of the declared size,
-    stay within the factor. The message does not print the row count: whoever reads
-    the log need not learn it. The estimators call it before their noise search, which
-    on such a size can take minutes."""
-    if _size_is_off(declared, n_samples, 10):
-        warnings.warn(
-            f"n_samples_budget={declared} declares a public size more than ten times as "
-            f"far from the number of rows given: {planned}. Declare the size of the data "
-            "set you fit.", UserWarning)
-
-
-# A declared size this many times as far from the rows given is refused: the plan's
-# steps grow with the declared size (10**9 for 500 rows: 234 million steps, hours and
-# GBs, after the spend).
-_TYPO_REFUSAL_FACTOR = 1000
-
-
-def refuse_if_size_is_a_typo(declared, n_samples, consequence=None):
-    """Refuse, before the spend, a declared size (an int) more than
-    ``_TYPO_REFUSAL_FACTOR`` times as far from the ``n_samples`` rows given: a plan on
-    it runs for hours on nearly empty batches (``consequence`` says what else it
-    would do). The message does not print the row count."""
-    factor = _TYPO_REFUSAL_FACTOR
-    if _size_is_off(declared, n_samples, factor):
-        consequence = consequence or (f"the run would be planned on {declared} (its "
-                                      "sampling rate and number of steps)")
-        raise ValueError(
-            f"n_samples_budget={declared} declares a public size more than {factor} times "
-            f"as far from the number of rows given (a typo?): {consequence}. Declare the "
-            "size of the data set you fit. Nothing was spent.")
 
 
 @contextlib.contextmanager
@@ -806,8 +798,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
             if not size_is_public:
                 _check_composes(solver, probe, train_budget, _PROBE_SIZE)
         if add_remove:  # before the noise search, which a typo (10**9) makes slow
-            refuse_if_size_is_a_typo(declared, n_samples)
-            warn_if_size_is_a_typo(
+            check_declared_size(
                 declared, n_samples,
                 f"the run is planned on {declared} (its sampling rate and number of steps)")
         searched = None

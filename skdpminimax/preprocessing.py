@@ -55,12 +55,11 @@ from skdpminimax.base import (
     _check_count_epsilon,
     _declared_size,
     all_or_nothing,
-    refuse_if_size_is_a_typo,
+    check_declared_size,
     resolve_rng,
     warn_about_public_size,
     warn_if_delta_too_large,
     warn_if_replayable,
-    warn_if_size_is_a_typo,
 )
 from skdpminimax.privacy.budget import MAX_FINITE_EPSILON, PrivacyBudget, budget_entry
 from skdpminimax.privacy.calibration import analytic_gaussian_sigma
@@ -401,10 +400,8 @@ class DPStandardScaler(LedgerGuardMixin, OneToOneFeatureMixin, TransformerMixin,
         warn_about_public_size(self.n_samples_budget, budget.epsilon, add_remove=add_remove,
                                uses="divides by", revealed_by="n_samples_seen_")
         if add_remove:
-            refuse_if_size_is_a_typo(  # as the estimators do
-                declared, n_samples, f"the statistics would be divided by {declared}")
-            warn_if_size_is_a_typo(declared, n_samples,
-                                   f"the statistics are divided by {declared}")
+            check_declared_size(declared, n_samples,
+                                f"the statistics are divided by {declared}")
 
         # before the data are read; an add/remove-one release is charged as one that a
         # later fit may compose with (release_)
