@@ -17,9 +17,10 @@ from skdpminimax.solvers import NoisySGDA, resolve_solver
 
 __all__ = ["DPAUCMaximizer"]
 
-# A privately estimated class ratio is clamped here: the class weights scale like
-# 1 / min(p, 1 - p). The count's posterior mean is at least one row, so on more than
-# 1,000 rows this still bounds the weight.
+# A privately estimated class ratio is clamped here: gradients scale with
+# max(p, 1 - p), and a ratio of exactly 0 or 1 has no AUC. (The count's posterior mean
+# is already at least one row from either end; on more than 1,000 rows the clamp
+# still binds.)
 _RATIO_FLOOR = 1e-3
 # Noise std above this share of the smaller released class count (the count within
 # two noise steps of 0): the fit warns (a probe: 30 positives in 3,000 rows at
