@@ -130,6 +130,39 @@ def test_count_posterior_mean_far_from_the_edges_and_without_noise():
     assert count_posterior_mean([0, 1], 1, 1.0).tolist() == [0.5, 0.5]  # empty prior
 
 
+def _posterior_mean_by_summation(r, upper, epsilon, low, high):
+    """The posterior mean by direct summation over every count of the prior (the
+    likelihood of a clamped release, a^|clamp(r) - k|), in extended precision."""
+    k = np.arange(low, high + 1, dtype=np.longdouble)
+    log_lik = -np.longdouble(epsilon) * np.abs(np.longdouble(min(max(r, 0), upper)) - k)
+    weights = np.exp(log_lik - log_lik.max())
+    return float((weights * k).sum() / weights.sum())
+
+
+@pytest.mark.parametrize("upper, epsilon, low, high", [
+    (30, 2.0, 1, None), (1_000, 0.01, 1, None), (5_000, 1e-3, 1, None),
+    (200_000, 1e-5, 1, None), (2_000, 0.004, 300, 900), (40, 30.0, 0, 40), (7, 0.5, 3, 3)])
+def test_count_posterior_mean_against_summation(upper, epsilon, low, high):
+    """The closed form against summing the posterior over every candidate count, at
+    releases below, at and inside both ends of the prior and across the release range,
+    down to noise scales far wider than the range (epsilon = 1e-5 on 200,000)."""
+    high = upper - low if high is None else high
+    values = sorted({0, 1, low, low + 1, (low + high) // 2, high - 1, high, upper - 1, upper})
+    got = count_posterior_mean(values, upper, epsilon, low=low, high=high)
+    want = [_posterior_mean_by_summation(r, upper, epsilon, low, high) for r in values]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6 * max(1.0, high - low))
+
+
+def test_count_posterior_mean_at_a_tiny_epsilon_on_a_huge_size():
+    """A count epsilon of 1e-6 on 1e8 rows: a window of 100 / epsilon candidates cost a
+    gigabyte; the closed form's mean of a release at 0 is 1 + 1 / expm1(epsilon) - (n -
+    1) / expm1((n - 1) epsilon) (the geometric law's truncated mean), about 1e6."""
+    n, eps = 10**8, 1e-6
+    expected = 1 + 1 / math.expm1(eps) - (n - 1) / math.expm1((n - 1) * eps)
+    got = count_posterior_mean([0, n], n, eps)
+    np.testing.assert_allclose(got, [expected, n - expected], rtol=1e-12)
+
+
 @pytest.mark.parametrize("kwargs", [dict(epsilon=0.0), dict(epsilon=np.nan),
                                     dict(epsilon=-1.0), dict(low=-1), dict(high=11)])
 def test_count_posterior_mean_refuses_what_the_mechanism_cannot_release(kwargs):

@@ -319,8 +319,19 @@ def noisy_counts(counts, epsilon, max_ratio):
     return (noise, smallest) if noise > max_ratio * max(smallest, 1.0) else None
 
 
-# Beyond this many noise scales from a released count the likelihood is below e^-50.
+# Beyond this many noise scales from a released count the likelihood is below e^-50:
+# a count that far from both ends of its prior has a symmetric posterior, whose mean is
+# the count itself (returned exactly, not through the closed form's rounding).
 _POSTERIOR_WINDOW = 50.0
+
+
+def _geometric_mean_offset(m, epsilon):
+    """Mean of ``j`` over ``j = 0..m`` with weights ``exp(-epsilon j)`` (``m`` an array
+    of non-negative integers): ``1 / expm1(eps) - (m + 1) / expm1((m + 1) eps)``. The
+    two terms cancel to about ``1e-16 / epsilon`` (absolute), far below a count's unit."""
+    m = np.asarray(m, dtype=float)
+    with np.errstate(over="ignore"):  # expm1 of a large argument: inf, whose term is 0
+        return 1.0 / math.expm1(epsilon) - (m + 1.0) / np.expm1((m + 1.0) * epsilon)
 
 
 def count_posterior_mean(released, upper, epsilon, low=1, high=None):
@@ -339,8 +350,9 @@ def count_posterior_mean(released, upper, epsilon, low=1, high=None):
     scorer's ranking (breast cancer, epsilon 0.5, one seed in ten). Far from the edges
     (many noise scales) the mean is the released count. ``epsilon=np.inf`` returns the
     released counts clipped to ``[low, high]``; an empty prior (``high < low``) gives
-    ``upper / 2``. Each distinct release near an edge costs a window of up to ``100 /
-    epsilon`` candidate counts.
+    ``upper / 2``. The posterior is two truncated geometric laws either side of the
+    release, so the mean has a closed form: constant time and memory per count at any
+    ``epsilon``.
     """
     released = np.atleast_1d(np.asarray(released, dtype=np.int64))
     upper, low = int(upper), int(low)
@@ -353,25 +365,41 @@ def count_posterior_mean(released, upper, epsilon, low=1, high=None):
         return np.full(released.shape, upper / 2.0)
     if math.isinf(epsilon):
         return np.clip(released, low, high).astype(float)
-    log_a = -float(epsilon)
-    width = int(math.ceil(_POSTERIOR_WINDOW / float(epsilon))) + 1
-    # A count more than the window from both ends of the prior and of the release
-    # range has a symmetric likelihood over its window: its mean is itself.
+    epsilon = float(epsilon)
+    width = _POSTERIOR_WINDOW / epsilon
     means = released.astype(float)
-    near_an_edge = (released - width <= max(low, 0)) | (released + width >= min(high, upper))
-    values, where = np.unique(released[near_an_edge], return_inverse=True)
-    edge_means = np.empty(values.shape, dtype=float)
-    for i, r in enumerate(values.tolist()):  # one posterior per distinct released value
-        k = np.arange(max(low, min(r, high) - width), min(high, max(r, low) + width) + 1,
-                      dtype=float)
-        # The mechanism clamps the count, then the release, to [0, upper]. For a count
-        # c in that range P(release r | c) is a^|r - c| up to a constant, at the edges
-        # too: a release at 0 says c + noise <= 0, probability a^c / (1 + a).
-        log_lik = log_a * np.abs(min(max(r, 0), upper) - np.clip(k, 0, upper))
-        weights = np.exp(log_lik - log_lik.max())
-        edge_means[i] = float(weights @ k / weights.sum())
-    means[near_an_edge] = edge_means[where.ravel()]
+    near_an_edge = (released - width <= low) | (released + width >= high)
+    # The mechanism clamps the count, then the release, to [0, upper], and the prior
+    # lies inside it: for a count k of the prior P(release r | k) is a^|r - k| up to a
+    # constant, at the edges too (a release at 0 says k + noise <= 0, probability
+    # a^k / (1 + a)).
+    r = np.clip(released[near_an_edge], 0, upper).astype(float)
+    means[near_an_edge] = _posterior_mean_near(r, float(low), float(high), epsilon)
     return means
+
+
+def _posterior_mean_near(r, low, high, epsilon):
+    """Mean of ``k`` over the integers ``[low, high]`` with weights ``exp(-eps |r - k|)``:
+    a geometric law rising to the release from below and one falling from it above,
+    in closed form (:func:`_geometric_mean_offset`)."""
+    below, above = r < low, r > high
+    out = np.empty_like(r)
+    span = high - low
+    out[below] = low + _geometric_mean_offset(span, epsilon)
+    out[above] = high - _geometric_mean_offset(span, epsilon)
+    inside = ~(below | above)
+    if inside.any():
+        ri = r[inside]
+        left, right = ri - low, high - ri  # steps from the release to each end
+        # Mass (times 1 - a) and mean distance of each side: j = 0..left below the
+        # release (k = r - j), j = 1..right above it (k = r + j).
+        mass_left = -np.expm1(-(left + 1.0) * epsilon)
+        mass_right = math.exp(-epsilon) * -np.expm1(-right * epsilon)
+        dist_left = _geometric_mean_offset(left, epsilon)
+        dist_right = 1.0 + _geometric_mean_offset(np.maximum(right - 1.0, 0.0), epsilon)
+        out[inside] = ri + (mass_right * dist_right - mass_left * dist_left) / (
+            mass_left + mass_right)
+    return out
 
 
 def private_count(count, upper, epsilon, rng):
