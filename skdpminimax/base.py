@@ -90,6 +90,7 @@ from skdpminimax.privacy.ledger import (
 )
 from skdpminimax.privacy.mechanisms import clip_rows, private_size, row_norms
 from skdpminimax.solvers import resolve_solver
+from skdpminimax.solvers.run_log import check_run_matches_record, oracle_log
 
 __all__ = ["DPMinimaxEstimator", "resolve_rng", "shared_parameter_docs", "warn_if_replayable"]
 
@@ -847,8 +848,12 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
             planned = (searched if searched is not None
                        else solver.calibrate(probe, data.planning_size, train_budget))
             solver.fix_plan(planned)
-        result = solver.solve(objective, data, train_budget, rng)
+        with oracle_log() as oracles:  # what the run's gradient oracles did
+            result = solver.solve(objective, data, train_budget, rng)
         _check_covers_budget(solver, result.calibration, train_budget)
+        if train_budget.is_private:
+            check_run_matches_record(solver, result.calibration, oracles)
+        del oracles  # they hold the data; only the counts above were needed
         _check_composed(solver, result.calibration, train_budget)
         if planned is not None:
             _check_kept_plan(solver, result.calibration, planned)

@@ -31,6 +31,7 @@ from skdpminimax.objectives.base import (
     quiet_after_the_spend,
 )
 from skdpminimax.privacy.mechanisms import check_coordinate_clips
+from skdpminimax.solvers.run_log import record_oracle
 
 __all__ = ["NoisyGradientOracle", "dual_clips", "resolve_clip_norms", "noise_shares",
            "GENERIC_CLIP"]
@@ -228,6 +229,17 @@ class NoisyGradientOracle:
         (:func:`dual_clips`): the noise is then ``z_v s c_j`` on coordinate ``j``.
     rng : numpy.random.Generator
         Source of the noise.
+
+    Attributes
+    ----------
+    n_releases : int
+        Noise rows handed out: rows drawn by :meth:`noise_block` plus one per call of
+        the oracle. The estimators compare it, the sampler and ``block_multipliers``
+        with the solver's calibration after the solve
+        (``skdpminimax.solvers.run_log``).
+    n_unnoised : int
+        Calls of :meth:`noisy_grads` without a noise row on an oracle that adds noise
+        (each is a release the calibration does not cover; the estimators refuse it).
     """
 
     def __init__(self, objective, data, sampler, block_multipliers, clip_w, clip_v, rng):
@@ -240,6 +252,8 @@ class NoisyGradientOracle:
         self.clip_v = clip_v
         self.inv_normalizer = 1.0 / float(sampler.normalizer)
         z_w, z_v = block_multipliers
+        self.sampler = sampler
+        self.block_multipliers = (float(z_w), float(z_v))
         self.std_w = z_w * sampler.sensitivity_factor * clip_w
         self.std_v = z_v * sampler.sensitivity_factor * np.asarray(clip_v, dtype=float)
         self._noisy = bool(self.std_w > 0 or np.any(self.std_v > 0))  # read every call
@@ -247,6 +261,9 @@ class NoisyGradientOracle:
         self.n_grad_evals = 0
         self._n_drawn = 0  # noise rows handed out by __call__
         self._noise = None
+        self.n_releases = 0
+        self.n_unnoised = 0
+        record_oracle(self)
 
     @property
     def noisy(self):
@@ -265,6 +282,10 @@ class NoisyGradientOracle:
         """
         if not self.noisy:
             return None
+        self.n_releases += int(n_calls)
+        return self._draw(n_calls, dim_w, dim_v)
+
+    def _draw(self, n_calls, dim_w, dim_v):
         std = np.concatenate([np.full(dim_w, self.std_w), np.broadcast_to(self.std_v, (dim_v,))])
         return self.rng.standard_normal((n_calls, dim_w + dim_v)) * (std * self.inv_normalizer)
 
@@ -291,6 +312,8 @@ class NoisyGradientOracle:
         if noise is not None:
             g_w += noise[: sw.size]
             g_v += noise[sw.size :]
+        elif self._noisy:
+            self.n_unnoised += 1
         self.n_grad_evals += batch.n_samples
         rw, rv = self.objective.reg_grad(w, v)
         g_w += rw
@@ -331,8 +354,9 @@ class NoisyGradientOracle:
         if self.noisy:
             chunk = self.max_chunk(w.size, v.size)
             k = self._n_drawn % chunk
-            if k == 0:
-                self._noise = self.noise_block(chunk, w.size, v.size)
+            if k == 0:  # drawn ahead; counted as each row is handed out
+                self._noise = self._draw(chunk, w.size, v.size)
             noise = self._noise[k]
             self._n_drawn += 1
+            self.n_releases += 1
         return self.noisy_grads(w, v, idx, noise)

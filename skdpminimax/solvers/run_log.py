@@ -1,0 +1,134 @@
+"""What a solve's noisy gradient oracles did, compared with the calibration it returns.
+
+A solver's :class:`~skdpminimax.privacy.NoiseCalibration` is its word: ``n_steps``
+releases at multipliers ``block_noise_multipliers`` (times ``noise_ratios``), batches of
+``batch_size`` drawn by ``sampler``. Every
+:class:`~skdpminimax.solvers.NoisyGradientOracle` built while a log is open records
+itself; after the solve the estimators compare the oracles that added noise with that
+record (:func:`check_run_matches_record`) and refuse a run that departs from it before
+anything is released. This catches honest slips in a solver built on the library's
+oracle and samplers (three times the recorded steps, a batch other than the recorded
+one, a block's noise forgotten), not a solver that adds its noise elsewhere: such a
+solver's proof stays its own (docs/extending.rst).
+
+What one oracle counts as its releases: the noise rows it handed out (rows drawn with
+:meth:`~skdpminimax.solvers.NoisyGradientOracle.noise_block`, plus one per call of
+the oracle itself). Oracles over the same rows (the same array ``data.X``) are one
+run, whose releases add up (NSEG's two oracles; a solver that restarts a run on the
+same data); oracles over other rows are separate runs (recursive regularization's
+rounds, each on its own chunk and planned as the record's round).
+"""
+
+import contextlib
+import math
+from contextvars import ContextVar
+
+import numpy as np
+
+__all__ = ["oracle_log", "record_oracle", "check_run_matches_record"]
+
+_LOG = ContextVar("skdpminimax_oracle_log", default=None)
+
+# Relative slack on multipliers and rates: the oracle recomputes z from std / (s C).
+_RTOL = 1e-9
+
+
+@contextlib.contextmanager
+def oracle_log():
+    """Collect the oracles built inside the block (in this thread or task); yields
+    the list they are appended to."""
+    oracles = []
+    token = _LOG.set(oracles)
+    try:
+        yield oracles
+    finally:
+        _LOG.reset(token)
+
+
+def record_oracle(oracle):
+    """Called by every oracle on construction: join the open log, if any."""
+    oracles = _LOG.get()
+    if oracles is not None:
+        oracles.append(oracle)
+
+
+def check_run_matches_record(solver, calibration, oracles):
+    """Raise ``RuntimeError`` where the noisy oracles of a run depart from ``calibration``.
+
+    Checked for every oracle that added noise: its sampler's name and batch size are
+    the record's; each block's multiplier is at least the record's (times the smallest
+    of ``noise_ratios``); the rows it released, summed over the oracles over the same
+    rows, are at most ``n_steps``; it released no gradient without noise. A record of gradient noise (``"pld"`` or
+    ``"rdp"`` accounting with positive block multipliers) whose run built oracles but
+    no noisy one is refused too. A record without block multipliers (NISPP, which
+    noises its iterates) is checked on the sampler and the steps only.
+    """
+    if calibration is None or not getattr(calibration, "noise_multiplier", 0) > 0:
+        return
+    name = type(solver).__name__
+    noisy = [oracle for oracle in oracles if oracle.noisy]
+    recorded = tuple(float(z) for z in (getattr(calibration, "block_noise_multipliers", ())
+                                         or ()))
+    gradient_noise = (getattr(calibration, "accounting", None) in ("pld", "rdp")
+                      and any(z > 0 for z in recorded))
+    if oracles and not noisy and gradient_noise:
+        raise RuntimeError(
+            f"{name}'s calibration records gradient noise (block multipliers "
+            f"{recorded}) but none of the {len(oracles)} gradient oracle(s) of its run added "
+            f"any. {_NOTHING_RELEASED}")
+    unnoised = sum(oracle.n_unnoised for oracle in noisy)
+    if unnoised:
+        raise RuntimeError(
+            f"{name}'s run released {unnoised} gradient(s) without noise from an oracle "
+            f"calibrated to add it (noisy_grads(..., noise=None)). {_NOTHING_RELEASED}")
+    ratios = tuple(getattr(calibration, "noise_ratios", (1.0,)) or (1.0,))
+    floor = min(float(r) for r in ratios)
+    runs = {}
+    for oracle in noisy:
+        _check_sampler(name, oracle.sampler, calibration)
+        if recorded:
+            _check_multipliers(name, oracle.block_multipliers, recorded, floor)
+        runs.setdefault(id(oracle.data.X), []).append(oracle)
+    n_steps = int(calibration.n_steps)
+    for group in runs.values():
+        released = sum(oracle.n_releases for oracle in group)
+        if released > n_steps:
+            raise RuntimeError(
+                f"{name}'s run released {released} noisy gradients where its calibration "
+                f"certifies {n_steps} (n_steps): draw exactly the recorded number of steps "
+                f"from the oracle. {_NOTHING_RELEASED}")
+
+
+_NOTHING_RELEASED = ("Nothing was released; the budget of this fit is spent. The run must "
+                     "draw the batches and the noise its calibration records "
+                     "(docs/extending.rst).")
+
+
+def _check_sampler(name, sampler, calibration):
+    recorded = getattr(calibration, "sampler", None)
+    if sampler.name != recorded:
+        raise RuntimeError(
+            f"{name}'s run drew batches with the {sampler.name!r} sampler, its calibration "
+            f"accounts for {recorded!r}. {_NOTHING_RELEASED}")
+    if sampler.name == "full":  # every row, whatever the number present
+        return
+    batch = int(getattr(calibration, "batch_size", sampler.batch_size))
+    rate = float(getattr(calibration, "sample_rate", sampler.sample_rate))
+    if sampler.batch_size != batch or not math.isclose(sampler.sample_rate, rate,
+                                                       rel_tol=_RTOL):
+        raise RuntimeError(
+            f"{name}'s run drew batches of {sampler.batch_size} (rate "
+            f"{sampler.sample_rate:.6g}), its calibration accounts for {batch} (rate "
+            f"{rate:.6g}). {_NOTHING_RELEASED}")
+
+
+def _check_multipliers(name, used, recorded, floor):
+    for block, (z_run, z_rec) in enumerate(zip(used, recorded)):
+        z_run = float(np.min(z_run))
+        if z_run < z_rec * floor * (1 - _RTOL):
+            which = "primal" if block == 0 else "dual"
+            raise RuntimeError(
+                f"{name}'s run noised the {which} block at multiplier {z_run:.6g}, its "
+                f"calibration certifies {z_rec * floor:.6g}: release every block through "
+                f"an oracle built with the calibration's block multipliers. "
+                f"{_NOTHING_RELEASED}")
