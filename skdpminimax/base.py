@@ -90,7 +90,11 @@ from skdpminimax.privacy.ledger import (
 )
 from skdpminimax.privacy.mechanisms import clip_rows, private_size, row_norms
 from skdpminimax.solvers import resolve_solver
-from skdpminimax.solvers.run_log import check_run_matches_record, oracle_log
+from skdpminimax.solvers.run_log import (
+    check_record_certifies,
+    check_run_matches_record,
+    oracle_log,
+)
 
 __all__ = ["DPMinimaxEstimator", "resolve_rng", "shared_parameter_docs", "warn_if_replayable"]
 
@@ -852,6 +856,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
             result = solver.solve(objective, data, train_budget, rng)
         _check_covers_budget(solver, result.calibration, train_budget)
         if train_budget.is_private:
+            check_record_certifies(solver, result.calibration, train_budget)
             check_run_matches_record(solver, result.calibration, oracles)
         del oracles  # they hold the data; only the counts above were needed
         _check_composed(solver, result.calibration, train_budget)

@@ -5,6 +5,7 @@ docs, with one slip each, as an extension review measured them: three times the
 recorded steps (epsilon 1.73 for a nominal 0.95), a batch doubled against the recorded
 rate (2.04), the dual block's noise forgotten (infinity)."""
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -33,7 +34,16 @@ class PlainSGDA(PrivateSolver):
                          clip_v=1.0)
 
     def calibrate(self, objective, n_samples, budget):
-        return self._recorder().calibrate(objective, n_samples, budget)
+        record = self._recorder().calibrate(objective, n_samples, budget)
+        z_w, z_v = record.block_noise_multipliers
+        if self.slip == "record's multiplier halved":  # and the run noised to match it
+            return dataclasses.replace(record, noise_multiplier=record.noise_multiplier / 2,
+                                       block_noise_multipliers=(z_w / 2, z_v / 2))
+        if self.slip == "blocks split below the joint":
+            return dataclasses.replace(record, block_noise_multipliers=(z_w, z_v / 2))
+        if self.slip == "record rebuilt by hand":  # the same accounting: certifies
+            return dataclasses.replace(record, pld_interval=0.0, composed_with=())
+        return record
 
     def solve(self, objective, data, budget, rng, *, init=None):
         record = self.calibrate(objective, data.planning_size, budget)
@@ -61,6 +71,8 @@ SLIPS = {
     "batch doubled": "drew batches of 64",
     "dual noise forgotten": "noised the dual block at multiplier 0",
     "noise skipped": "without noise from an oracle",
+    "record's multiplier halved": "but its multiplier .* over 40 steps certifies",
+    "blocks split below the joint": "which combine to",
 }
 
 
@@ -113,7 +125,7 @@ def test_the_honest_run_and_the_built_in_solvers_pass():
     """No refusal where the run is the record's: the solver above without a slip, and
     the built-in solvers on every estimator (NSEG's two oracles share one count,
     recursive regularization's rounds run on their own chunks)."""
-    solvers = [PlainSGDA(), "sgda", "gda", "nseg", "nseg_multipass", "nispp", "recursive",
+    solvers = [PlainSGDA(), PlainSGDA("record rebuilt by hand"), "sgda", "gda", "nseg", "nseg_multipass", "nispp", "recursive",
                "output_perturbation", "phased_output_perturbation",
                NoisySGDA(sampler="without_replacement", n_epochs=2)]
     for solver in solvers:
@@ -166,3 +178,28 @@ def _budget():
     from skdpminimax.privacy import PrivacyBudget
 
     return PrivacyBudget(1.0, 1e-5)
+
+
+def test_a_record_not_issued_by_the_library_is_recertified():
+    """A record the library certified is trusted as is; one rebuilt by hand (another
+    pld_interval) is not issued, and is recomputed: accepted at its own multiplier,
+    refused at 0.9 of it."""
+    from skdpminimax.privacy.calibration import record_is_issued
+    from skdpminimax.solvers.run_log import check_record_certifies
+
+    X, y = make_classification(100, 3, n_informative=2, n_redundant=0, random_state=0)
+    from skdpminimax.objectives import SquareLossAUC
+
+    objective = SquareLossAUC(3, 0.5, 4.0, 2.0)
+    budget = _budget()
+    record = PlainSGDA()._recorder().calibrate(objective, 1000, budget)
+    assert record_is_issued(record)
+    rebuilt = dataclasses.replace(record, pld_interval=0.0)
+    assert not record_is_issued(rebuilt)
+    check_record_certifies(PlainSGDA(), rebuilt, budget)
+    z = record.noise_multiplier
+    weaker = dataclasses.replace(rebuilt, noise_multiplier=0.9 * z,
+                                 block_noise_multipliers=tuple(
+                                     0.9 * b for b in record.block_noise_multipliers))
+    with pytest.raises(RuntimeError, match="certifies"):
+        check_record_certifies(PlainSGDA(), weaker, budget)

@@ -18,9 +18,11 @@ quantities (the sampler's ``(n, m)``, the step count, the budget, block sizes an
 clip norms), never the data.
 """
 
+import collections
 import functools
 import logging
 import math
+import threading
 from dataclasses import asdict, dataclass
 
 import dp_accounting
@@ -659,7 +661,7 @@ def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld
             preceding)
         if certified > epsilon:  # cannot happen by construction; never release if it does
             raise RuntimeError("Noise calibration failed to certify the target epsilon.")
-    return NoiseCalibration(
+    return issued(NoiseCalibration(
         noise_multiplier=float(z),
         n_steps=n_steps,
         sampler=sampler.name,
@@ -673,7 +675,47 @@ def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld
         noise_ratios=noise_ratios,
         composed_with=describe_events(preceding),
         pld_interval=float(interval),
-    )
+    ))
+
+
+# The accounting fields of records this process certified (calibrate_noise_multiplier,
+# output perturbation's Gaussian release): a solver's record that matches one needs no
+# recomputation (record_is_issued). Bounded: a record that fell out is recomputed.
+_ISSUED = collections.OrderedDict()
+_ISSUED_MAX = 4096
+_ISSUED_LOCK = threading.Lock()
+
+
+def _accounting_key(calibration):
+    """The fields that decide what a record certifies (not the block split, which
+    solvers fill in afterwards and the run log checks against the joint multiplier)."""
+    c = calibration
+    return (float(c.noise_multiplier), int(c.n_steps), str(c.sampler), float(c.sample_rate),
+            int(c.batch_size), str(c.neighboring_relation), str(c.accounting),
+            float(c.epsilon), float(c.delta), int(c.n_compositions),
+            tuple(float(r) for r in c.noise_ratios), tuple(c.composed_with),
+            float(c.pld_interval))
+
+
+def issued(calibration):
+    """Mark ``calibration`` as certified by this library; returns it."""
+    key = _accounting_key(calibration)
+    with _ISSUED_LOCK:
+        _ISSUED[key] = True
+        _ISSUED.move_to_end(key)
+        while len(_ISSUED) > _ISSUED_MAX:
+            _ISSUED.popitem(last=False)
+    return calibration
+
+
+def record_is_issued(calibration):
+    """Whether a record's accounting fields are those of one this library certified."""
+    try:
+        key = _accounting_key(calibration)
+    except (AttributeError, TypeError, ValueError):
+        return False
+    with _ISSUED_LOCK:
+        return key in _ISSUED
 
 
 def split_noise_multiplier(noise_multiplier, shares):

@@ -11,6 +11,10 @@ oracle and samplers (three times the recorded steps, a batch other than the reco
 one, a block's noise forgotten), not a solver that adds its noise elsewhere: such a
 solver's proof stays its own (docs/extending.rst).
 
+The record itself is checked too (:func:`check_record_certifies`): its block
+multipliers must combine to at least its joint one, and a record this library did not
+certify (built or edited by the solver) is recertified from its fields.
+
 What one oracle counts as its releases: the noise rows it handed out (rows drawn with
 :meth:`~skdpminimax.solvers.NoisyGradientOracle.noise_block`, plus one per call of
 the oracle itself). Oracles over the same rows (the same array ``data.X``) are one
@@ -25,7 +29,11 @@ from contextvars import ContextVar
 
 import numpy as np
 
-__all__ = ["oracle_log", "record_oracle", "check_run_matches_record"]
+from skdpminimax.privacy.calibration import certified_epsilon, record_is_issued
+from skdpminimax.privacy.samplers import make_sampler
+
+__all__ = ["oracle_log", "record_oracle", "check_run_matches_record",
+           "check_record_certifies"]
 
 _LOG = ContextVar("skdpminimax_oracle_log", default=None)
 
@@ -132,3 +140,56 @@ def _check_multipliers(name, used, recorded, floor):
                 f"calibration certifies {z_rec * floor:.6g}: release every block through "
                 f"an oracle built with the calibration's block multipliers. "
                 f"{_NOTHING_RELEASED}")
+
+
+def check_record_certifies(solver, calibration, budget):
+    """Raise ``RuntimeError`` where a gradient-noise record (``"pld"`` / ``"rdp"``)
+    does not certify the budget it was handed.
+
+    Its block multipliers must combine (``(sum_b z_b^-2)^-1/2``) to at least its joint
+    multiplier, which is what the accountant composed. A record that this library did
+    not issue (:func:`~skdpminimax.privacy.calibration.record_is_issued`: one a solver
+    built or edited itself) is recertified: its sampler rebuilt from ``sampler``,
+    ``batch_size`` and ``sample_rate``, its epsilon recomputed at its multiplier, steps,
+    ratios, delta and the budget's ``preceding`` releases, and refused above the
+    budget's. Other accountings (output perturbation's Gaussian release) are the
+    solver's own proof.
+    """
+    if not budget.is_private or calibration is None:
+        return
+    if getattr(calibration, "accounting", None) not in ("pld", "rdp"):
+        return
+    name = type(solver).__name__
+    z = float(calibration.noise_multiplier)
+    blocks = [float(b) for b in (getattr(calibration, "block_noise_multipliers", ()) or ())]
+    if blocks:
+        # A block without noise (z_b = 0) leaves the whole release unprotected.
+        joint = 0.0 if min(blocks) <= 0 else sum(b ** -2.0 for b in blocks) ** -0.5
+        if joint < z * (1 - _RTOL):
+            raise RuntimeError(
+                f"{name}'s calibration splits its joint multiplier {z:.6g} into block "
+                f"multipliers {tuple(blocks)}, which combine to {joint:.6g}: less noise than "
+                f"the accountant composed (split_noise_multiplier gives a valid split). "
+                f"{_NOTHING_RELEASED}")
+    if record_is_issued(calibration):
+        return
+    try:
+        batch = int(calibration.batch_size)
+        n_samples = max(batch, int(round(batch / float(calibration.sample_rate))))
+        sampler = make_sampler(str(calibration.sampler), n_samples, batch)
+        epsilon = certified_epsilon(
+            sampler, z, int(calibration.n_steps), float(budget.delta),
+            accounting=str(calibration.accounting),
+            pld_interval=float(getattr(calibration, "pld_interval", 0.0) or 1e-4),
+            noise_ratios=tuple(getattr(calibration, "noise_ratios", (1.0,)) or (1.0,)),
+            preceding=tuple(getattr(budget, "preceding", ()) or ()))
+    except (ValueError, TypeError, ZeroDivisionError) as error:
+        raise RuntimeError(
+            f"{name}'s calibration cannot be recertified from its fields ({error}). "
+            f"{_NOTHING_RELEASED}") from None
+    if not epsilon <= budget.epsilon * (1 + _RTOL):
+        raise RuntimeError(
+            f"{name}'s calibration claims epsilon {float(calibration.epsilon):.6g}, but its "
+            f"multiplier {z:.6g} over {int(calibration.n_steps)} steps certifies "
+            f"{epsilon:.6g} at delta {float(budget.delta):.3g}, more than the "
+            f"{budget.epsilon:.6g} it was given. {_NOTHING_RELEASED}")
