@@ -852,8 +852,10 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
             planned = (searched if searched is not None
                        else solver.calibrate(probe, data.planning_size, train_budget))
             solver.fix_plan(planned)
-        with oracle_log() as oracles:  # what the run's gradient oracles did
+        with oracle_log(data.n_samples) as oracles:  # what the run's gradient oracles did
+            data.run_log = oracles  # followed through data.take, into a solver's threads too
             result = solver.solve(objective, data, train_budget, rng)
+        data.run_log = None
         _check_covers_budget(solver, result.calibration, train_budget)
         if train_budget.is_private:
             check_record_certifies(solver, result.calibration, train_budget)

@@ -189,13 +189,35 @@ def test_dp_sgda_passes(runs):
 
 
 # ---- broken solvers are caught -------------------------------------------------
-def test_no_noise_is_caught(runs):
+@pytest.fixture
+def unchecked(monkeypatch):
+    """The estimators' record and run checks off: the broken solvers below edit their
+    records' block multipliers, which the estimators now refuse before any release
+    (test_the_estimators_refuse_the_broken_solvers); the audit must catch them on its
+    own, as it would a slip those checks cannot see (noise added outside the oracle)."""
+    import skdpminimax.base as base
+
+    monkeypatch.setattr(base, "check_record_certifies", lambda *args: None)
+    monkeypatch.setattr(base, "check_run_matches_record", lambda *args: None)
+
+
+@pytest.mark.parametrize("solver", [NoNoiseSGDA, HalfNoiseSGDA, SeparateBlocksSGDA,
+                                    UnclippedSGDA])
+def test_the_estimators_refuse_the_broken_solvers(solver):
+    clips = dict(clip_w=None, clip_v=None) if solver is UnclippedSGDA else {}
+    model = auc(solver(**gda(**clips))).set_params(data_norm=4.0)
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    with pytest.raises(RuntimeError, match="combine to"):
+        model.fit(X, np.arange(40) % 2)
+
+
+def test_no_noise_is_caught(runs, unchecked):
     result = audit_estimator(auc(NoNoiseSGDA(**gda())), epsilon=EPSILON, delta=DELTA,
                              n_runs=runs(100), random_state=3)
     assert result.epsilon_lower_bound > EPSILON
 
 
-def test_no_clipping_is_caught(runs):
+def test_no_clipping_is_caught(runs, unchecked):
     # Canary gradient ||x|| = data_norm = 4 where the noise assumes 1.
     solver = UnclippedSGDA(**gda(clip_w=None, clip_v=None))
     result = audit_estimator(auc(solver).set_params(data_norm=4.0), epsilon=EPSILON,
@@ -203,13 +225,13 @@ def test_no_clipping_is_caught(runs):
     assert result.epsilon_lower_bound > EPSILON
 
 
-def test_half_noise_is_caught(runs):
+def test_half_noise_is_caught(runs, unchecked):
     result = audit_estimator(auc(HalfNoiseSGDA(**gda())), epsilon=EPSILON, delta=DELTA,
                              n_runs=runs(2000), random_state=5, selection_fraction=0.25)
     assert result.epsilon_lower_bound > EPSILON
 
 
-def test_blocks_accounted_separately_is_caught(runs):
+def test_blocks_accounted_separately_is_caught(runs, unchecked):
     """Joint multiplier sqrt(2) too small. The signal is sqrt(2) x the claimed one,
     beyond what a few thousand runs can show with the assumption-free bound; full-batch
     DP-GDA's claim is exactly a Gaussian mechanism, so its GDP bound tests the claim."""

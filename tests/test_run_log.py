@@ -7,6 +7,7 @@ rate (2.04), the dual block's noise forgotten (infinity)."""
 
 import dataclasses
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from diffprivlib.utils import PrivacyLeakWarning
 from sklearn.datasets import make_classification
 
 from skdpminimax import DPAUCMaximizer, DPGroupFairRegressor, DPRobustClassifier
+from skdpminimax._compat import spawn
 from skdpminimax.privacy.samplers import make_sampler
 from skdpminimax.solvers import NoisyGradientOracle, NoisySGDA, PrivateSolver, SolverResult
 from skdpminimax.solvers.oracle import resolve_clip_norms
@@ -26,15 +28,20 @@ BATCH, STEPS = 32, 40
 class PlainSGDA(PrivateSolver):
     """Projected simultaneous SGDA from the library's parts, with an optional slip."""
 
-    def __init__(self, slip=None):
+    def __init__(self, slip=""):
         self.slip = slip
 
     def _recorder(self):
         return NoisySGDA(batch_size=BATCH, n_iter=STEPS, sampler="poisson", clip_w=1.0,
                          clip_v=1.0)
 
+    def _in_halves(self):
+        return self.slip in ("disjoint halves in threads", "three times the steps in threads")
+
     def calibrate(self, objective, n_samples, budget):
-        record = self._recorder().calibrate(objective, n_samples, budget)
+        # the halves' runs are planned on half the size, each on its own rows
+        n_plan = n_samples // 2 if self._in_halves() else n_samples
+        record = self._recorder().calibrate(objective, n_plan, budget)
         z_w, z_v = record.block_noise_multipliers
         if self.slip == "record's multiplier halved":  # and the run noised to match it
             return dataclasses.replace(record, noise_multiplier=record.noise_multiplier / 2,
@@ -47,27 +54,66 @@ class PlainSGDA(PrivateSolver):
 
     def solve(self, objective, data, budget, rng, *, init=None):
         record = self.calibrate(objective, data.planning_size, budget)
+        if self._in_halves():
+            # disjoint halves: parallel composition, private at the record's steps
+            halves = np.array_split(rng.permutation(data.n_samples), 2)
+            rngs = spawn(rng, 2)
+            n_plan = data.planning_size // 2
+            with ThreadPoolExecutor(2) as pool:
+                runs = list(pool.map(
+                    lambda h, r: self._run(objective, data.take(h), record, r, n_plan),
+                    halves, rngs))
+            w, v = np.mean([r[0] for r in runs], axis=0), np.mean([r[1] for r in runs], axis=0)
+            return SolverResult(w=w, v=v, n_iter=STEPS, calibration=record)
+        if self.slip == "a fresh copy of the rows per epoch":  # the record is one epoch's
+            for _ in range(3):
+                w, v = self._run(objective, data.take(rng.permutation(data.n_samples)),
+                                 record, rng, data.planning_size)
+            return SolverResult(w=w, v=v, n_iter=STEPS, calibration=record)
+        w, v = self._run(objective, data, record, rng, data.planning_size)
+        return SolverResult(w=w, v=v, n_iter=STEPS, calibration=record)
+
+    def _run(self, objective, data, record, rng, n_plan):
         z_w, z_v = record.block_noise_multipliers
         if self.slip == "dual noise forgotten":
             z_v = 0.0
-        batch = 2 * BATCH if self.slip == "batch doubled" else BATCH
-        steps = 3 * STEPS if self.slip == "three times the steps" else STEPS
-        sampler = make_sampler("poisson", data.planning_size, batch).over_rows(data.n_samples)
+        batch = {"batch doubled": 2 * BATCH, "smaller batches": BATCH // 2}.get(self.slip, BATCH)
+        steps = 3 * STEPS if self.slip.startswith("three times the steps") else STEPS
+        sampler = make_sampler("poisson", n_plan, batch).over_rows(data.n_samples)
         clips = resolve_clip_norms(objective, 1.0, 1.0)
         oracle = NoisyGradientOracle(objective, data, sampler, (z_w, z_v), *clips, rng)
         w, v = objective.init_params(rng)
-        for idx in sampler.batches(rng, steps):
+        chunk = None
+        for t, idx in enumerate(sampler.batches(rng, steps)):
             if self.slip == "noise skipped":
                 g_w, g_v = oracle.noisy_grads(w, v, idx, None)
+            elif self.slip == "one noise row reused":
+                chunk = oracle.noise_block(1, w.size, v.size) if chunk is None else chunk
+                g_w, g_v = oracle.noisy_grads(w, v, idx, chunk[0])
+            elif self.slip == "all rows each step":
+                g_w, g_v = oracle(w, v, None)
+            elif self.slip == "noise drawn in chunks of 16":  # the last chunk part unused
+                if t % 16 == 0:
+                    chunk = oracle.noise_block(16, w.size, v.size)
+                g_w, g_v = oracle.noisy_grads(w, v, idx, chunk[t % 16])
+            elif self.slip == "noise drawn, then the oracle called":  # rows left unused
+                oracle.noise_block(1, w.size, v.size)
+                g_w, g_v = oracle(w, v, idx)
             else:
                 g_w, g_v = oracle(w, v, idx)
             w = objective.primal_set.project(w - 0.1 * g_w)
             v = objective.dual_set.project(v + 0.1 * g_v)
-        return SolverResult(w=w, v=v, n_iter=steps, calibration=record)
+        return w, v
 
 
 SLIPS = {
-    "three times the steps": "released 120 noisy gradients where its calibration certifies 40",
+    "three times the steps": "exposed a row to 120 noisy gradient releases where its "
+                             "calibration certifies 40",
+    "one noise row reused": "used 40 noise rows from an oracle that drew 1",
+    "all rows each step": "of all rows",
+    "a fresh copy of the rows per epoch": "exposed a row to 120 noisy",
+    # oracles built in a solver's own threads are logged through the data they run on
+    "three times the steps in threads": "exposed a row to 120 noisy",
     "batch doubled": "drew batches of 64",
     "dual noise forgotten": "noised the dual block at multiplier 0",
     "noise skipped": "without noise from an oracle",
@@ -117,15 +163,20 @@ class RestartsThrice(NoisySGDA):
 
 def test_a_run_restarted_on_the_same_rows_adds_up():
     for model, X, y, kw in _problems(RestartsThrice(batch_size=BATCH, n_epochs=1)):
-        with pytest.raises(RuntimeError, match="noisy gradients where its calibration"):
+        with pytest.raises(RuntimeError, match="noisy gradient releases where its calibration"):
             _fit(model, X, y, **kw)
 
 
 def test_the_honest_run_and_the_built_in_solvers_pass():
-    """No refusal where the run is the record's: the solver above without a slip, and
+    """No refusal where the run is the record's: the solver above without a slip, with
+    a record rebuilt by hand, on disjoint halves in threads (parallel composition),
+    with smaller batches than recorded, with noise drawn ahead and partly unused; and
     the built-in solvers on every estimator (NSEG's two oracles share one count,
     recursive regularization's rounds run on their own chunks)."""
-    solvers = [PlainSGDA(), PlainSGDA("record rebuilt by hand"), "sgda", "gda", "nseg", "nseg_multipass", "nispp", "recursive",
+    solvers = [PlainSGDA(), PlainSGDA("record rebuilt by hand"),
+               PlainSGDA("disjoint halves in threads"), PlainSGDA("smaller batches"),
+               PlainSGDA("noise drawn in chunks of 16"),
+               PlainSGDA("noise drawn, then the oracle called"), "sgda", "gda", "nseg", "nseg_multipass", "nispp", "recursive",
                "output_perturbation", "phased_output_perturbation",
                NoisySGDA(sampler="without_replacement", n_epochs=2)]
     for solver in solvers:
@@ -154,8 +205,10 @@ def test_the_log_counts_each_oracles_releases():
         for idx in sampler.batches(rng, 3):
             noisy(w, v, idx)
             quiet(w, v, idx)
-    assert oracles == [noisy, quiet]
-    assert (noisy.n_releases, quiet.n_releases) == (8, 0)
+    assert list(oracles) == [noisy, quiet]
+    # 3 rows used by the calls; the 5 drawn by noise_block were never used
+    assert (noisy.n_used, noisy.n_releases, quiet.n_releases) == (3, 3, 0)
+    assert noisy.n_drawn >= 8
     NoisyGradientOracle(objective, data, sampler, (1.0, 1.0), 1.0, 1.0, rng)
     assert len(oracles) == 2  # built after the block: not logged
     record = PlainSGDA()._recorder().calibrate(objective, 100, _budget())
@@ -163,10 +216,10 @@ def test_the_log_counts_each_oracles_releases():
     # A record of 40 steps covers 8 releases at its own multipliers, not at less noise.
     fitting = NoisyGradientOracle(objective, data, sampler.__class__(100, BATCH),
                                   (z_w, z_v), 1.0, 1.0, rng)
-    fitting.n_releases = STEPS
+    fitting.n_used = fitting.n_drawn = STEPS
     check_run_matches_record(PlainSGDA(), record, [fitting])
-    fitting.n_releases = STEPS + 1
-    with pytest.raises(RuntimeError, match="41 noisy gradients"):
+    fitting.n_used = fitting.n_drawn = STEPS + 1
+    with pytest.raises(RuntimeError, match="41 noisy gradient releases"):
         check_run_matches_record(PlainSGDA(), record, [fitting])
     weaker = NoisyGradientOracle(objective, data, sampler.__class__(100, BATCH),
                                  (0.99 * z_w, z_v), 1.0, 1.0, rng)

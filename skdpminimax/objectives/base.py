@@ -276,16 +276,26 @@ class SaddleData:
         The size solvers plan on (sampling rate, number of steps) when it may not be
         the number of rows: under add/remove-one neighbours the true size is private
         (see :mod:`skdpminimax.base`). ``None``: plan on ``n_samples``.
+    run_log : RunLog, default=None
+        Where the gradient oracles built on these rows (or on rows taken from them)
+        log themselves; set by the estimators (``skdpminimax.solvers.run_log``).
+    row_ids : ndarray of int, default=None
+        The rows' positions in the data the estimator handed over (``None``: the
+        identity); :meth:`take` carries them, so that the run log can count the
+        releases each original row was exposed to.
     """
 
-    __slots__ = ("X", "y", "groups", "aux", "public_size")
+    __slots__ = ("X", "y", "groups", "aux", "public_size", "run_log", "row_ids")
 
-    def __init__(self, X, y=None, groups=None, aux=None, public_size=None):
+    def __init__(self, X, y=None, groups=None, aux=None, public_size=None, *, run_log=None,
+                 row_ids=None):
         self.X = X
         self.y = y
         self.groups = groups
         self.aux = aux
         self.public_size = None if public_size is None else int(public_size)
+        self.run_log = run_log
+        self.row_ids = row_ids
 
     @property
     def n_samples(self):
@@ -300,11 +310,15 @@ class SaddleData:
         """Return the rows ``idx`` (``None`` means all rows)."""
         if idx is None:
             return self
+        ids = None
+        if self.run_log is not None:  # only a logged run needs the rows' origin
+            ids = np.asarray(idx) if self.row_ids is None else self.row_ids.take(idx)
         return SaddleData(
             self.X[idx] if sp.issparse(self.X) else self.X.take(idx, axis=0),
             None if self.y is None else self.y.take(idx),
             None if self.groups is None else self.groups.take(idx),
             None if self.aux is None else self.aux.take(idx, axis=0),
+            run_log=self.run_log, row_ids=ids,
         )
 
 

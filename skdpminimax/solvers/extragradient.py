@@ -246,8 +246,14 @@ class NoisyExtragradient(PrivateSolver):
         (called as described in :func:`skdpminimax._compiled.nseg_kernel`)."""
         if self.backend != "numpy":
             kernel = nseg_kernel(objective, update, extrapolation, gamma)
-            if kernel is not None:
-                return kernel  # backend="numba" without a kernel was refused by calibrate
+            if kernel is not None:  # backend="numba" without a kernel was refused by calibrate
+                def run_kernel(w, v, sum_w, sum_v, indices, starts, stops, noise_ext, noise_upd):
+                    kernel(w, v, sum_w, sum_v, indices, starts, stops, noise_ext, noise_upd)
+                    # the noise rows the kernel added, on the chunk's batches (run log)
+                    extrapolation.consumed(len(starts) // 2, indices)
+                    update.consumed(len(starts) // 2, indices)
+
+                return run_kernel
         W, V = objective.primal_set, objective.dual_set
 
         def run(w, v, sum_w, sum_v, indices, starts, stops, noise_ext, noise_upd):

@@ -232,14 +232,18 @@ class NoisyGradientOracle:
 
     Attributes
     ----------
+    n_drawn, n_used : int
+        Noise rows drawn (by :meth:`noise_block` or a call of the oracle) and used (one
+        per call with noise, or as reported by :meth:`consumed`).
     n_releases : int
-        Noise rows handed out: rows drawn by :meth:`noise_block` plus one per call of
-        the oracle. The estimators compare it, the sampler and ``block_multipliers``
-        with the solver's calibration after the solve
+        ``n_used``, or ``n_drawn`` for an oracle whose rows were never passed back.
+        The estimators compare it, the rows it exposed, the sampler and
+        ``block_multipliers`` with the solver's calibration after the solve
         (``skdpminimax.solvers.run_log``).
-    n_unnoised : int
-        Calls of :meth:`noisy_grads` without a noise row on an oracle that adds noise
-        (each is a release the calibration does not cover; the estimators refuse it).
+    n_unnoised, n_whole_data : int
+        Calls of :meth:`noisy_grads` on an oracle that adds noise without a noise row,
+        and on all rows (``idx=None``) under a subsampling sampler: releases the
+        calibration does not cover (the estimators refuse them).
     """
 
     def __init__(self, objective, data, sampler, block_multipliers, clip_w, clip_v, rng):
@@ -261,9 +265,56 @@ class NoisyGradientOracle:
         self.n_grad_evals = 0
         self._n_drawn = 0  # noise rows handed out by __call__
         self._noise = None
-        self.n_releases = 0
-        self.n_unnoised = 0
-        record_oracle(self)
+        self.n_drawn = self.n_used = self.n_unnoised = self.n_whole_data = 0
+        self._log = record_oracle(self, data)
+        self._row_ids = getattr(data, "row_ids", None)
+        # Whether this oracle's row positions map to the log's original rows: data from
+        # the estimator or taken from it carry the log; rows a solver assembled itself
+        # do only if they are as many (their exposure is otherwise counted on its own).
+        self._traced = self._log is not None and (
+            getattr(data, "run_log", None) is not None or self.data.n_samples == self._log.n_rows)
+        self._pool = None  # the original rows its noisy batches came from (a mask)
+
+    @property
+    def n_releases(self):
+        return self.n_used if self.n_used else self.n_drawn
+
+    @property
+    def pool(self):
+        """Mask over the original rows its noisy releases were drawn from (all of its
+        rows if it never reported its batches); ``None`` where their origin is not
+        known."""
+        if not self._traced:
+            return None
+        if self._pool is None:
+            self._mark(None)
+        return self._pool
+
+    def _mark(self, idx):
+        """Add the rows ``idx`` of this oracle's data (``None``: all) to its pool."""
+        if not self._traced:
+            return
+        if idx is None:
+            ids = (np.arange(self.data.n_samples) if self._row_ids is None
+                   else np.asarray(self._row_ids))
+        else:
+            ids = np.asarray(idx) if self._row_ids is None else np.asarray(self._row_ids)[idx]
+        if ids.size == 0:
+            return
+        size = max(self._log.n_rows or 0, int(ids.max()) + 1)
+        if self._pool is None or self._pool.size < size:
+            grown = np.zeros(size, dtype=bool)
+            if self._pool is not None:
+                grown[: self._pool.size] = self._pool
+            self._pool = grown
+        self._pool[ids] = True
+
+    def consumed(self, n_calls, indices=None):
+        """Report ``n_calls`` noise rows used by a step that does not call the oracle
+        (a compiled kernel), on batches of the rows ``indices`` (``None``: all)."""
+        if self._noisy:
+            self.n_used += int(n_calls)
+            self._mark(indices)
 
     @property
     def noisy(self):
@@ -282,10 +333,10 @@ class NoisyGradientOracle:
         """
         if not self.noisy:
             return None
-        self.n_releases += int(n_calls)
         return self._draw(n_calls, dim_w, dim_v)
 
     def _draw(self, n_calls, dim_w, dim_v):
+        self.n_drawn += int(n_calls)
         std = np.concatenate([np.full(dim_w, self.std_w), np.broadcast_to(self.std_v, (dim_v,))])
         return self.rng.standard_normal((n_calls, dim_w + dim_v)) * (std * self.inv_normalizer)
 
@@ -312,8 +363,13 @@ class NoisyGradientOracle:
         if noise is not None:
             g_w += noise[: sw.size]
             g_v += noise[sw.size :]
+            if self._noisy:
+                self.n_used += 1
+                self._mark(idx)
         elif self._noisy:
             self.n_unnoised += 1
+        if idx is None and self._noisy and getattr(self.sampler, "name", None) != "full":
+            self.n_whole_data += 1
         self.n_grad_evals += batch.n_samples
         rw, rv = self.objective.reg_grad(w, v)
         g_w += rw
@@ -354,9 +410,8 @@ class NoisyGradientOracle:
         if self.noisy:
             chunk = self.max_chunk(w.size, v.size)
             k = self._n_drawn % chunk
-            if k == 0:  # drawn ahead; counted as each row is handed out
+            if k == 0:  # drawn ahead; a row counts as used once it is added
                 self._noise = self._draw(chunk, w.size, v.size)
             noise = self._noise[k]
             self._n_drawn += 1
-            self.n_releases += 1
         return self.noisy_grads(w, v, idx, noise)

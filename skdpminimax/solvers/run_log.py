@@ -3,24 +3,29 @@
 A solver's :class:`~skdpminimax.privacy.NoiseCalibration` is its word: ``n_steps``
 releases at multipliers ``block_noise_multipliers`` (times ``noise_ratios``), batches of
 ``batch_size`` drawn by ``sampler``. Every
-:class:`~skdpminimax.solvers.NoisyGradientOracle` built while a log is open records
-itself; after the solve the estimators compare the oracles that added noise with that
-record (:func:`check_run_matches_record`) and refuse a run that departs from it before
+:class:`~skdpminimax.solvers.NoisyGradientOracle` built on the estimator's data (or on
+rows taken from it with ``data.take``) joins the data's :class:`RunLog`; after the
+solve the estimators compare the oracles that added noise with the record
+(:func:`check_run_matches_record`) and refuse a run that departs from it before
 anything is released. This catches honest slips in a solver built on the library's
-oracle and samplers (three times the recorded steps, a batch other than the recorded
-one, a block's noise forgotten), not a solver that adds its noise elsewhere: such a
+oracle and samplers (more steps than recorded, a larger batch, a block's noise
+forgotten, a noise row reused), not a solver that adds its noise elsewhere: such a
 solver's proof stays its own (docs/extending.rst).
 
 The record itself is checked too (:func:`check_record_certifies`): its block
 multipliers must combine to at least its joint one, and a record this library did not
 certify (built or edited by the solver) is recertified from its fields.
 
-What one oracle counts as its releases: the noise rows it handed out (rows drawn with
-:meth:`~skdpminimax.solvers.NoisyGradientOracle.noise_block`, plus one per call of
-the oracle itself). Oracles over the same rows (the same array ``data.X``) are one
-run, whose releases add up (NSEG's two oracles; a solver that restarts a run on the
-same data); oracles over other rows are separate runs (recursive regularization's
-rounds, each on its own chunk and planned as the record's round).
+**What is counted.** An oracle's releases are the noise rows it *used*: one per call
+with noise (``oracle(w, v, idx)`` or ``noisy_grads(w, v, idx, row)``), or the rows a
+compiled step consumed (:meth:`~skdpminimax.solvers.NoisyGradientOracle.consumed`);
+rows drawn ahead and never used do not count, and more rows used than drawn (a row
+reused, or noise not drawn by the oracle) is refused. An oracle whose drawn rows were
+never passed back counts the rows it drew. Each release counts against every original
+row the oracle's batches came from (its *pool*: the rows it indexed, traced back
+through ``data.take``). The largest count over the original rows must be at most
+``n_steps``: NSEG's two oracles on the same rows add up, recursive regularization's
+rounds on disjoint chunks do not, a run restarted on the same rows adds up.
 """
 
 import contextlib
@@ -32,47 +37,70 @@ import numpy as np
 from skdpminimax.privacy.calibration import certified_epsilon, record_is_issued
 from skdpminimax.privacy.samplers import make_sampler
 
-__all__ = ["oracle_log", "record_oracle", "check_run_matches_record",
+__all__ = ["RunLog", "oracle_log", "record_oracle", "check_run_matches_record",
            "check_record_certifies"]
 
+# A log for oracles built on data that carries none (a solver that makes its own
+# SaddleData): the one of the fit running in this thread or task.
 _LOG = ContextVar("skdpminimax_oracle_log", default=None)
 
 # Relative slack on multipliers and rates: the oracle recomputes z from std / (s C).
 _RTOL = 1e-9
 
 
+class RunLog:
+    """The oracles of one solve, over ``n_rows`` original rows (``None``: unknown)."""
+
+    def __init__(self, n_rows=None):
+        self.n_rows = None if n_rows is None else int(n_rows)
+        self.oracles = []
+
+    def __iter__(self):
+        return iter(self.oracles)
+
+    def __len__(self):
+        return len(self.oracles)
+
+
 @contextlib.contextmanager
-def oracle_log():
-    """Collect the oracles built inside the block (in this thread or task); yields
-    the list they are appended to."""
-    oracles = []
-    token = _LOG.set(oracles)
+def oracle_log(n_rows=None):
+    """Open a :class:`RunLog` for the oracles built inside the block (in this thread
+    or task) on data without a log of its own; yields it."""
+    log = RunLog(n_rows)
+    token = _LOG.set(log)
     try:
-        yield oracles
+        yield log
     finally:
         _LOG.reset(token)
 
 
-def record_oracle(oracle):
-    """Called by every oracle on construction: join the open log, if any."""
-    oracles = _LOG.get()
-    if oracles is not None:
-        oracles.append(oracle)
+def record_oracle(oracle, data):
+    """Called by every oracle on construction: join ``data``'s log, else the open one.
+    Returns the log (``None`` if there is none)."""
+    log = getattr(data, "run_log", None)
+    if log is None:
+        log = _LOG.get()
+    if log is not None:
+        log.oracles.append(oracle)
+    return log
 
 
 def check_run_matches_record(solver, calibration, oracles):
     """Raise ``RuntimeError`` where the noisy oracles of a run depart from ``calibration``.
 
-    Checked for every oracle that added noise: its sampler's name and batch size are
-    the record's; each block's multiplier is at least the record's (times the smallest
-    of ``noise_ratios``); the rows it released, summed over the oracles over the same
-    rows, are at most ``n_steps``; it released no gradient without noise. A record of gradient noise (``"pld"`` or
+    Checked for every oracle that added noise: its sampler's name is the record's and
+    its batch size and rate at most the record's; each block's multiplier is at least
+    the record's (times the smallest of ``noise_ratios``); it used no more noise rows
+    than it drew; it released no gradient without noise and none on all rows under a
+    subsampling sampler; and no original row was exposed to more than ``n_steps``
+    releases (see the module docstring). A record of gradient noise (``"pld"`` or
     ``"rdp"`` accounting with positive block multipliers) whose run built oracles but
     no noisy one is refused too. A record without block multipliers (NISPP, which
     noises its iterates) is checked on the sampler and the steps only.
     """
     if calibration is None or not getattr(calibration, "noise_multiplier", 0) > 0:
         return
+    oracles = list(oracles)
     name = type(solver).__name__
     noisy = [oracle for oracle in oracles if oracle.noisy]
     recorded = tuple(float(z) for z in (getattr(calibration, "block_noise_multipliers", ())
@@ -89,22 +117,49 @@ def check_run_matches_record(solver, calibration, oracles):
         raise RuntimeError(
             f"{name}'s run released {unnoised} gradient(s) without noise from an oracle "
             f"calibrated to add it (noisy_grads(..., noise=None)). {_NOTHING_RELEASED}")
+    whole = sum(oracle.n_whole_data for oracle in noisy)
+    if whole:
+        raise RuntimeError(
+            f"{name}'s run released {whole} gradient(s) of all rows (idx=None) through an "
+            f"oracle whose sampler subsamples batches: every batch must come from the "
+            f"oracle's sampler. {_NOTHING_RELEASED}")
     ratios = tuple(getattr(calibration, "noise_ratios", (1.0,)) or (1.0,))
     floor = min(float(r) for r in ratios)
-    runs = {}
     for oracle in noisy:
         _check_sampler(name, oracle.sampler, calibration)
         if recorded:
             _check_multipliers(name, oracle.block_multipliers, recorded, floor)
-        runs.setdefault(id(oracle.data.X), []).append(oracle)
-    n_steps = int(calibration.n_steps)
-    for group in runs.values():
-        released = sum(oracle.n_releases for oracle in group)
-        if released > n_steps:
+        if oracle.n_used > oracle.n_drawn:
             raise RuntimeError(
-                f"{name}'s run released {released} noisy gradients where its calibration "
-                f"certifies {n_steps} (n_steps): draw exactly the recorded number of steps "
-                f"from the oracle. {_NOTHING_RELEASED}")
+                f"{name}'s run used {oracle.n_used} noise rows from an oracle that drew "
+                f"{oracle.n_drawn}: a row used twice, or noise not drawn by the oracle "
+                f"(use the rows of noise_block, once each). {_NOTHING_RELEASED}")
+    exposure = _largest_exposure(noisy)
+    n_steps = int(calibration.n_steps)
+    if exposure > n_steps:
+        raise RuntimeError(
+            f"{name}'s run exposed a row to {exposure} noisy gradient releases where its "
+            f"calibration certifies {n_steps} (n_steps): run exactly the recorded number "
+            f"of steps (each release counts against every row its batches are drawn "
+            f"from). {_NOTHING_RELEASED}")
+
+
+def _largest_exposure(noisy):
+    """The most releases any original row was exposed to: each oracle's releases
+    counted against every row of its pool."""
+    if not noisy:
+        return 0
+    sizes = [oracle.pool.size for oracle in noisy if oracle.pool is not None]
+    if not sizes:
+        return max(oracle.n_releases for oracle in noisy)
+    counts = np.zeros(max(sizes), dtype=np.int64)
+    unknown = 0
+    for oracle in noisy:
+        if oracle.pool is None:  # rows of unknown origin: counted against no other run
+            unknown = max(unknown, oracle.n_releases)
+        else:
+            counts[: oracle.pool.size][oracle.pool] += oracle.n_releases
+    return int(max(counts.max(initial=0), unknown))
 
 
 _NOTHING_RELEASED = ("Nothing was released; the budget of this fit is spent. The run must "
@@ -122,8 +177,8 @@ def _check_sampler(name, sampler, calibration):
         return
     batch = int(getattr(calibration, "batch_size", sampler.batch_size))
     rate = float(getattr(calibration, "sample_rate", sampler.sample_rate))
-    if sampler.batch_size != batch or not math.isclose(sampler.sample_rate, rate,
-                                                       rel_tol=_RTOL):
+    # Smaller batches at the recorded multiplier are more private, larger ones less.
+    if sampler.batch_size > batch or sampler.sample_rate > rate * (1 + _RTOL):
         raise RuntimeError(
             f"{name}'s run drew batches of {sampler.batch_size} (rate "
             f"{sampler.sample_rate:.6g}), its calibration accounts for {batch} (rate "

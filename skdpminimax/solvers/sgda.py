@@ -505,8 +505,12 @@ class NoisySGDA(PrivateSolver):
         """The compiled chunk runner if the backend allows and one exists, else numpy's."""
         if self.backend != "numpy":
             kernel = sgda_kernel(objective, oracle)
-            if kernel is not None:
-                return kernel  # backend="numba" without a kernel was refused by calibrate
+            if kernel is not None:  # backend="numba" without a kernel was refused by calibrate
+                def run_kernel(w, v, sum_w, sum_v, indices, starts, stops, noise, *steps):
+                    kernel(w, v, sum_w, sum_v, indices, starts, stops, noise, *steps)
+                    oracle.consumed(len(starts), indices)  # the rows it added (run log)
+
+                return run_kernel
         W, V = objective.primal_set, objective.dual_set
 
         def run(w, v, sum_w, sum_v, indices, starts, stops, noise, etas_w, etas_v,
