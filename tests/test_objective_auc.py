@@ -156,3 +156,16 @@ def test_grad_is_the_mean_without_the_per_example_matrix(monkeypatch, scorer):
         got = obj.grad(w, v, SaddleData(X_, y))
         for a, b in zip(got, expected):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+def test_typical_solution_norm_grows_with_the_dimension_above_100():
+    """10 / data_norm up to d = 100 (dense rows: scores of a few units), sqrt(d) /
+    data_norm above (a sparse row's rare coordinates need large weights): public,
+    and never below the dense guess (benchmarks/auc_solution_norm.py)."""
+    from skdpminimax.objectives.scorers import MLPScorer
+
+    for d, expected in ((30, 10.0), (100, 10.0), (400, 20.0), (3000, 3000 ** 0.5)):
+        objective = SquareLossAUC(d, 0.3, data_norm=4.0, radius=10.0)
+        assert objective.typical_solution_norm() == pytest.approx(expected / 4.0)
+    mlp = SquareLossAUC(400, 0.3, data_norm=4.0, radius=10.0, scorer=MLPScorer(8))
+    assert mlp.typical_solution_norm() is None

@@ -210,10 +210,14 @@ class SquareLossAUC(SaddleObjective):
         # The square loss fits score gaps to 1, so scores of a few units (here up to
         # 5) on rows of about half the public bound: ||w|| ~ 10 / data_norm. The exact
         # minimisers of five benchmark sets have ||w|| data_norm / 2 of 3 to 9
-        # (docs/benchmarks.md). No guess for the MLP's weights.
+        # (docs/benchmarks.md). Where rows are sparse, a rare coordinate carries a
+        # large weight and the minimiser's norm grows with the dimension (2 to 4 times
+        # 10 / data_norm on binary rows of 3,000 columns): sqrt(d) / data_norm above
+        # d = 100 (public; never a smaller step; benchmarks/auc_solution_norm.py). No
+        # guess for the MLP's weights.
         if not isinstance(self.scorer, LinearScorer) or not self.data_norm > 0:
             return None
-        return 10.0 / self.data_norm
+        return max(10.0, math.sqrt(self.n_features)) / self.data_norm
 
     def typical_grad_rms_fraction(self):
         # A positive's gradient carries the weight 1 - p, a negative's p: their RMS is
