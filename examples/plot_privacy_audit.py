@@ -5,17 +5,18 @@ Checking the privacy guarantee with a canary audit
 Train DPAUCMaximizer many times with and without a worst-case canary record and
 try to tell the two apart. The Clopper-Pearson lower bound on epsilon must stay
 below the claimed epsilon; a non-private model and a broken solver (no noise)
-are exposed. Runs in a few seconds.
+are exposed. The estimators themselves refuse a solver whose run, through the
+library's noisy gradient oracle, departs from the calibration it returns; the broken
+solver here computes its step without that oracle, which only an audit of the
+released models can see. Runs in a few seconds.
 """
-
-import dataclasses
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from skdpminimax import DPAUCMaximizer
 from skdpminimax.audit import audit_estimator
-from skdpminimax.solvers import NoisySGDA
+from skdpminimax.solvers import NoisySGDA, SolverResult
 
 EPSILON, DELTA = 2.0, 1e-2
 # One full-batch step released as is: the fit is a single Gaussian mechanism, so
@@ -24,11 +25,20 @@ SOLVER = dict(batch_size=None, n_iter=1, average="last", step_size=1.0, noise_al
 
 
 class NoNoiseSGDA(NoisySGDA):
-    """A broken solver, for illustration only: claims the budget, adds no noise."""
+    """A broken solver, for illustration only: claims DP-GDA's calibration, but takes
+    its one full-batch step from clipped gradients it sums itself, and forgets the
+    noise. No gradient oracle is built, so the estimators' run check has nothing to
+    compare with the record."""
 
-    def calibrate(self, objective, n_samples, budget):
-        cal = super().calibrate(objective, n_samples, budget)
-        return dataclasses.replace(cal, block_noise_multipliers=(0.0, 0.0))
+    def solve(self, objective, data, budget, rng, *, init=None):
+        record = self.calibrate(objective, data.planning_size, budget)
+        w, v = objective.init_params(rng)
+        data = objective.prepare(data)
+        sum_w, sum_v = objective.clipped_grad_sums(w, v, data, self.clip_w, self.clip_v)
+        reg_w, reg_v = objective.reg_grad(w, v)
+        w = objective.primal_set.project(w - (sum_w / data.n_samples + reg_w))
+        v = objective.dual_set.project(v + (sum_v / data.n_samples + reg_v))
+        return SolverResult(w=w, v=v, n_iter=1, calibration=record)
 
 
 def model(solver):

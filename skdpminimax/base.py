@@ -854,13 +854,17 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
             solver.fix_plan(planned)
         with oracle_log(data.n_samples) as oracles:  # what the run's gradient oracles did
             data.run_log = oracles  # followed through data.take, into a solver's threads too
-            result = solver.solve(objective, data, train_budget, rng)
-        data.run_log = None
-        _check_covers_budget(solver, result.calibration, train_budget)
-        if train_budget.is_private:
-            check_record_certifies(solver, result.calibration, train_budget)
-            check_run_matches_record(solver, result.calibration, oracles)
-        del oracles  # they hold the data; only the counts above were needed
+            try:
+                result = solver.solve(objective, data, train_budget, rng)
+                _check_covers_budget(solver, result.calibration, train_budget)
+                if train_budget.is_private:
+                    check_record_certifies(solver, result.calibration, train_budget)
+                    check_run_matches_record(solver, result.calibration, oracles)
+            finally:
+                # The oracles and the log refer to each other and hold the rows: break
+                # the cycle so that the fit's copy of the data is freed with the fit.
+                data.run_log = None
+                oracles.close()
         _check_composed(solver, result.calibration, train_budget)
         if planned is not None:
             _check_kept_plan(solver, result.calibration, planned)

@@ -141,7 +141,8 @@ def _posterior_mean_by_summation(r, upper, epsilon, low, high):
 
 @pytest.mark.parametrize("upper, epsilon, low, high", [
     (30, 2.0, 1, None), (1_000, 0.01, 1, None), (5_000, 1e-3, 1, None),
-    (200_000, 1e-5, 1, None), (2_000, 0.004, 300, 900), (40, 30.0, 0, 40), (7, 0.5, 3, 3)])
+    (200_000, 1e-5, 1, None), (2_000, 0.004, 300, 900), (40, 30.0, 0, 40), (7, 0.5, 3, 3),
+    (50, 700.0, 1, None), (50, 2e4, 1, None)])
 def test_count_posterior_mean_against_summation(upper, epsilon, low, high):
     """The closed form against summing the posterior over every candidate count, at
     releases below, at and inside both ends of the prior and across the release range,

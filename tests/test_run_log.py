@@ -50,6 +50,10 @@ class PlainSGDA(PrivateSolver):
             return dataclasses.replace(record, block_noise_multipliers=(z_w, z_v / 2))
         if self.slip == "record rebuilt by hand":  # the same accounting: certifies
             return dataclasses.replace(record, pld_interval=0.0, composed_with=())
+        if self.slip == "no split recorded, a tenth of the noise":
+            return dataclasses.replace(record, block_noise_multipliers=())
+        if self.slip == "one block multiplier recorded":
+            return dataclasses.replace(record, block_noise_multipliers=(record.noise_multiplier,))
         return record
 
     def solve(self, objective, data, budget, rng, *, init=None):
@@ -74,7 +78,12 @@ class PlainSGDA(PrivateSolver):
         return SolverResult(w=w, v=v, n_iter=STEPS, calibration=record)
 
     def _run(self, objective, data, record, rng, n_plan):
-        z_w, z_v = record.block_noise_multipliers
+        if self.slip == "no split recorded, a tenth of the noise":
+            z_w = z_v = 0.1 * record.noise_multiplier * 2 ** 0.5
+        elif self.slip == "one block multiplier recorded":  # and the dual left unnoised
+            z_w, z_v = record.block_noise_multipliers[0], 0.0
+        else:
+            z_w, z_v = record.block_noise_multipliers
         if self.slip == "dual noise forgotten":
             z_v = 0.0
         batch = {"batch doubled": 2 * BATCH, "smaller batches": BATCH // 2}.get(self.slip, BATCH)
@@ -82,6 +91,7 @@ class PlainSGDA(PrivateSolver):
         sampler = make_sampler("poisson", n_plan, batch).over_rows(data.n_samples)
         clips = resolve_clip_norms(objective, 1.0, 1.0)
         oracle = NoisyGradientOracle(objective, data, sampler, (z_w, z_v), *clips, rng)
+        exact = NoisyGradientOracle(objective, data, sampler, (0.0, 0.0), *clips, rng)
         w, v = objective.init_params(rng)
         chunk = None
         for t, idx in enumerate(sampler.batches(rng, steps)):
@@ -99,6 +109,9 @@ class PlainSGDA(PrivateSolver):
             elif self.slip == "noise drawn, then the oracle called":  # rows left unused
                 oracle.noise_block(1, w.size, v.size)
                 g_w, g_v = oracle(w, v, idx)
+            elif self.slip == "an exact oracle for the dual":
+                g_w, _ = oracle(w, v, idx)
+                _, g_v = exact(w, v, idx)
             else:
                 g_w, g_v = oracle(w, v, idx)
             w = objective.primal_set.project(w - 0.1 * g_w)
@@ -117,6 +130,9 @@ SLIPS = {
     "batch doubled": "drew batches of 64",
     "dual noise forgotten": "noised the dual block at multiplier 0",
     "noise skipped": "without noise from an oracle",
+    "no split recorded, a tenth of the noise": "joint block at multiplier",
+    "one block multiplier recorded": "1 block multiplier",
+    "an exact oracle for the dual": "exact .noise-free. gradients",
     "record's multiplier halved": "but its multiplier .* over 40 steps certifies",
     "blocks split below the joint": "which combine to",
 }
@@ -256,3 +272,23 @@ def test_a_record_not_issued_by_the_library_is_recertified():
                                      0.9 * b for b in record.block_noise_multipliers))
     with pytest.raises(RuntimeError, match="certifies"):
         check_record_certifies(PlainSGDA(), weaker, budget)
+
+
+def test_a_copy_of_the_data_does_not_carry_the_run_log():
+    """Pickled or deep-copied rows (another process) keep every field but the log,
+    whose oracles could not report to it; a pickle of the older slots still loads."""
+    import copy
+    import pickle
+
+    from skdpminimax.objectives.base import SaddleData
+    from skdpminimax.solvers.run_log import RunLog
+
+    data = SaddleData(np.ones((4, 2)), np.ones(4), public_size=9, run_log=RunLog(4),
+                      row_ids=np.arange(4))
+    for copied in (pickle.loads(pickle.dumps(data)), copy.deepcopy(data)):
+        assert copied.run_log is None and copied.public_size == 9
+        np.testing.assert_array_equal(copied.row_ids, np.arange(4))
+    older = SaddleData.__new__(SaddleData)
+    older.__setstate__((None, {"X": np.ones((2, 2)), "y": None, "groups": None,
+                               "aux": None, "public_size": None}))
+    assert older.run_log is None and older.take(np.array([1])).n_samples == 1

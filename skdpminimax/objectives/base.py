@@ -306,6 +306,18 @@ class SaddleData:
         """The size every public quantity of a run is computed from."""
         return self.n_samples if self.public_size is None else self.public_size
 
+    def __getstate__(self):
+        # A copy (another process, a deep copy) does not carry the fit's run log: its
+        # oracles could not report to it.
+        return {name: (None if name == "run_log" else getattr(self, name, None))
+                for name in self.__slots__}
+
+    def __setstate__(self, state):
+        if isinstance(state, tuple):  # an older pickle: (None, {slot: value})
+            state = state[1] or {}
+        for name in self.__slots__:  # slots missing from an older pickle default to None
+            setattr(self, name, state.get(name))
+
     def take(self, idx):
         """Return the rows ``idx`` (``None`` means all rows)."""
         if idx is None:

@@ -327,11 +327,14 @@ _POSTERIOR_WINDOW = 50.0
 
 def _geometric_mean_offset(m, epsilon):
     """Mean of ``j`` over ``j = 0..m`` with weights ``exp(-epsilon j)`` (``m`` an array
-    of non-negative integers): ``1 / expm1(eps) - (m + 1) / expm1((m + 1) eps)``. The
-    two terms cancel to about ``1e-16 / epsilon`` (absolute), far below a count's unit."""
+    of non-negative integers): ``1 / expm1(eps) - (m + 1) / expm1((m + 1) eps)``, in the
+    form ``a / (1 - a) - (m + 1) b / (1 - b)`` (``a = exp(-eps)``, ``b = a^(m + 1)``),
+    which does not overflow at large ``eps``. The two terms cancel to about ``1e-16 /
+    epsilon`` (absolute), far below a count's unit."""
     m = np.asarray(m, dtype=float)
-    with np.errstate(over="ignore"):  # expm1 of a large argument: inf, whose term is 0
-        return 1.0 / math.expm1(epsilon) - (m + 1.0) / np.expm1((m + 1.0) * epsilon)
+    b = np.exp(-(m + 1.0) * epsilon)
+    return math.exp(-epsilon) / -math.expm1(-epsilon) - (m + 1.0) * b / -np.expm1(
+        -(m + 1.0) * epsilon)
 
 
 def count_posterior_mean(released, upper, epsilon, low=1, high=None):

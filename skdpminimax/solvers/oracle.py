@@ -266,13 +266,16 @@ class NoisyGradientOracle:
         self._n_drawn = 0  # noise rows handed out by __call__
         self._noise = None
         self.n_drawn = self.n_used = self.n_unnoised = self.n_whole_data = 0
-        self._log = record_oracle(self, data)
+        log = record_oracle(self, data)  # not kept: the log refers to the oracle
+        self._log_rows = None if log is None else log.n_rows
         self._row_ids = getattr(data, "row_ids", None)
         # Whether this oracle's row positions map to the log's original rows: data from
         # the estimator or taken from it carry the log; rows a solver assembled itself
         # do only if they are as many (their exposure is otherwise counted on its own).
-        self._traced = self._log is not None and (
-            getattr(data, "run_log", None) is not None or self.data.n_samples == self._log.n_rows)
+        # Only rows from the estimator's data (or taken from it) trace back to its rows;
+        # rows a solver assembled itself are counted on their own (never by whether
+        # their number matches the data's, which is private under add/remove-one).
+        self._traced = log is not None and getattr(data, "run_log", None) is not None
         self._pool = None  # the original rows its noisy batches came from (a mask)
 
     @property
@@ -301,7 +304,7 @@ class NoisyGradientOracle:
             ids = np.asarray(idx) if self._row_ids is None else np.asarray(self._row_ids)[idx]
         if ids.size == 0:
             return
-        size = max(self._log.n_rows or 0, int(ids.max()) + 1)
+        size = max(self._log_rows or 0, int(ids.max()) + 1)
         if self._pool is None or self._pool.size < size:
             grown = np.zeros(size, dtype=bool)
             if self._pool is not None:

@@ -78,7 +78,7 @@ from skdpminimax.objectives.base import (
     quiet_after_the_spend,
     uncertified_reason,
 )
-from skdpminimax.privacy.calibration import NoiseCalibration, analytic_gaussian_sigma, issued
+from skdpminimax.privacy.calibration import NoiseCalibration, analytic_gaussian_sigma
 from skdpminimax.solvers._planning import declared_smoothness
 from skdpminimax.solvers.base import PrivateSolver, SolverResult, fresh_copy
 from skdpminimax.solvers.base_solvers import Extragradient, SVRGExtragradient
@@ -438,9 +438,7 @@ def _start(objective, init):
 
 def _calibration(multiplier, n_releases, n_samples, sample_rate, budget, block_multipliers,
                  n_compositions):
-    # Certified by the analytic Gaussian sigma this solver computed (issued: the
-    # estimators' record check trusts it without a recomputation).
-    return issued(NoiseCalibration(
+    return NoiseCalibration(
         n_compositions=int(n_compositions),  # the releases one example is in
         noise_multiplier=float(multiplier),
         n_steps=int(n_releases),
@@ -452,7 +450,7 @@ def _calibration(multiplier, n_releases, n_samples, sample_rate, budget, block_m
         epsilon=float(budget.epsilon),
         delta=float(budget.delta),
         block_noise_multipliers=tuple(float(z) for z in block_multipliers),
-    ))
+    )
 
 
 class _OutputPerturbationBase(PrivateSolver):

@@ -61,6 +61,13 @@ class RunLog:
     def __len__(self):
         return len(self.oracles)
 
+    def __bool__(self):  # an open log is a log, even before its first oracle
+        return True
+
+    def close(self):
+        """Forget the oracles (they hold the rows)."""
+        self.oracles = []
+
 
 @contextlib.contextmanager
 def oracle_log(n_rows=None):
@@ -95,8 +102,9 @@ def check_run_matches_record(solver, calibration, oracles):
     subsampling sampler; and no original row was exposed to more than ``n_steps``
     releases (see the module docstring). A record of gradient noise (``"pld"`` or
     ``"rdp"`` accounting with positive block multipliers) whose run built oracles but
-    no noisy one is refused too. A record without block multipliers (NISPP, which
-    noises its iterates) is checked on the sampler and the steps only.
+    no noisy one, or one that evaluated exact gradients, is refused too. A record without
+    block multipliers is checked on each noisy oracle's joint multiplier; NISPP's (it
+    noises its iterates, and its one oracle is noise-free) is not checked at all.
     """
     if calibration is None or not getattr(calibration, "noise_multiplier", 0) > 0:
         return
@@ -112,6 +120,13 @@ def check_run_matches_record(solver, calibration, oracles):
             f"{name}'s calibration records gradient noise (block multipliers "
             f"{recorded}) but none of the {len(oracles)} gradient oracle(s) of its run added "
             f"any. {_NOTHING_RELEASED}")
+    exact = [oracle for oracle in oracles if not oracle.noisy and oracle.n_grad_evals]
+    if exact and gradient_noise:
+        raise RuntimeError(
+            f"{name}'s calibration records gradient noise, but {len(exact)} oracle(s) of its "
+            f"run evaluated exact (noise-free) gradients of the private rows: build every "
+            f"oracle with the calibration's block multipliers (diagnostics of exact "
+            f"gradients belong outside the fit). {_NOTHING_RELEASED}")
     unnoised = sum(oracle.n_unnoised for oracle in noisy)
     if unnoised:
         raise RuntimeError(
@@ -129,6 +144,10 @@ def check_run_matches_record(solver, calibration, oracles):
         _check_sampler(name, oracle.sampler, calibration)
         if recorded:
             _check_multipliers(name, oracle.block_multipliers, recorded, floor)
+        elif getattr(calibration, "accounting", None) in ("pld", "rdp"):
+            # No split recorded: the oracle's blocks together must carry the joint one.
+            _check_multipliers(name, (_joint(oracle.block_multipliers),),
+                               (float(calibration.noise_multiplier),), floor, "joint")
         if oracle.n_used > oracle.n_drawn:
             raise RuntimeError(
                 f"{name}'s run used {oracle.n_used} noise rows from an oracle that drew "
@@ -185,11 +204,19 @@ def _check_sampler(name, sampler, calibration):
             f"{rate:.6g}). {_NOTHING_RELEASED}")
 
 
-def _check_multipliers(name, used, recorded, floor):
+def _joint(blocks):
+    """``(sum_b z_b^-2)^-1/2``: the multiplier of the blocks' joint release (0 if a
+    block has no noise)."""
+    blocks = [float(b) for b in blocks]
+    return 0.0 if not blocks or min(blocks) <= 0 else sum(b ** -2.0 for b in blocks) ** -0.5
+
+
+def _check_multipliers(name, used, recorded, floor, names=("primal", "dual")):
+    names = (names,) if isinstance(names, str) else names
     for block, (z_run, z_rec) in enumerate(zip(used, recorded)):
         z_run = float(np.min(z_run))
         if z_run < z_rec * floor * (1 - _RTOL):
-            which = "primal" if block == 0 else "dual"
+            which = names[block]
             raise RuntimeError(
                 f"{name}'s run noised the {which} block at multiplier {z_run:.6g}, its "
                 f"calibration certifies {z_rec * floor:.6g}: release every block through "
@@ -217,9 +244,14 @@ def check_record_certifies(solver, calibration, budget):
     name = type(solver).__name__
     z = float(calibration.noise_multiplier)
     blocks = [float(b) for b in (getattr(calibration, "block_noise_multipliers", ()) or ())]
+    if blocks and len(blocks) != 2:
+        raise RuntimeError(
+            f"{name}'s calibration has {len(blocks)} block multiplier(s) {tuple(blocks)}: "
+            f"the oracle releases two blocks (primal, dual), one multiplier each "
+            f"(split_noise_multiplier). {_NOTHING_RELEASED}")
     if blocks:
         # A block without noise (z_b = 0) leaves the whole release unprotected.
-        joint = 0.0 if min(blocks) <= 0 else sum(b ** -2.0 for b in blocks) ** -0.5
+        joint = _joint(blocks)
         if joint < z * (1 - _RTOL):
             raise RuntimeError(
                 f"{name}'s calibration splits its joint multiplier {z:.6g} into block "
