@@ -18,7 +18,13 @@ from sklearn.datasets import make_classification
 from skdpminimax import DPAUCMaximizer, DPGroupFairRegressor, DPRobustClassifier
 from skdpminimax._compat import spawn
 from skdpminimax.privacy.samplers import make_sampler
-from skdpminimax.solvers import NoisyGradientOracle, NoisySGDA, PrivateSolver, SolverResult
+from skdpminimax.solvers import (
+    NoisyExtragradient,
+    NoisyGradientOracle,
+    NoisySGDA,
+    PrivateSolver,
+    SolverResult,
+)
 from skdpminimax.solvers.oracle import resolve_clip_norms
 from skdpminimax.solvers.run_log import check_run_matches_record, oracle_log
 
@@ -292,3 +298,30 @@ def test_a_copy_of_the_data_does_not_carry_the_run_log():
     older.__setstate__((None, {"X": np.ones((2, 2)), "y": None, "groups": None,
                                "aux": None, "public_size": None}))
     assert older.run_log is None and older.take(np.array([1])).n_samples == 1
+
+
+class ForgetsTheExtrapolationRatio(NoisyExtragradient):
+    """Records NSEG's calibration with extrapolation noise (ratios (2, 1)) but runs
+    every release at the ratio-1 multiplier: the floor check alone passes it."""
+
+    def solve(self, objective, data, budget, rng, *, init=None):
+        record = self.calibrate(objective, data.planning_size, budget)
+        flat = dataclasses.replace(record, noise_ratios=(1.0, 1.0))
+        self.calibrate = lambda *args, **kwargs: flat
+        try:
+            result = super().solve(objective, data, budget, rng, init=init)
+        finally:
+            del self.calibrate
+        return dataclasses.replace(result, calibration=record)
+
+
+def test_releases_below_a_recorded_noise_ratio_are_refused():
+    for model, X, y, kw in _problems(ForgetsTheExtrapolationRatio(
+            mode="multi_pass", extrapolation_noise=2.0)):
+        with pytest.raises(RuntimeError, match="less than 2 times the recorded noise"):
+            _fit(model, X, y, **kw)
+    # the same solver without the slip: NSEG with its extrapolation noise, accepted
+    for model, X, y, kw in _problems(NoisyExtragradient(mode="multi_pass",
+                                                        extrapolation_noise=2.0)):
+        _fit(model, X, y, **kw)
+        assert model.calibration_.noise_ratios == (2.0, 1.0)

@@ -161,6 +161,39 @@ def check_run_matches_record(solver, calibration, oracles):
             f"calibration certifies {n_steps} (n_steps): run exactly the recorded number "
             f"of steps (each release counts against every row its batches are drawn "
             f"from). {_NOTHING_RELEASED}")
+    _check_ratio_levels(name, calibration, noisy, recorded, ratios, n_steps)
+
+
+def _level(oracle, calibration, recorded):
+    """An oracle's noise relative to the record's ratio-1 noise: the smallest block
+    ratio (or the joint one where no split is recorded)."""
+    if recorded:
+        return min(float(np.min(z)) / z_rec if z_rec > 0 else np.inf
+                   for z, z_rec in zip(oracle.block_multipliers, recorded))
+    return _joint(oracle.block_multipliers) / float(calibration.noise_multiplier)
+
+
+def _check_ratio_levels(name, calibration, noisy, recorded, ratios, n_steps):
+    """A record whose releases cycle through ``noise_ratios`` (NSEG's ``(r, 1)``)
+    certifies ``n_steps / k`` releases at each ratio. Below each level ``r`` a row may
+    be exposed to at most the releases the record has below it: with the total at
+    most ``n_steps`` the run's multipliers, sorted, then dominate the record's, and
+    the composition is at least as private. (Releases all at the smallest ratio pass
+    the floor check alone.)"""
+    if len(set(ratios)) < 2:
+        return
+    per_ratio = n_steps // len(ratios)
+    levels = {id(oracle): _level(oracle, calibration, recorded) for oracle in noisy}
+    for r in sorted(set(ratios))[1:]:
+        below = [oracle for oracle in noisy if levels[id(oracle)] < r * (1 - _RTOL)]
+        allowed = per_ratio * sum(1 for q in ratios if q < r)
+        exposure = _largest_exposure(below)
+        if exposure > allowed:
+            raise RuntimeError(
+                f"{name}'s run exposed a row to {exposure} releases with less than {r:g} "
+                f"times the recorded noise, where its calibration's noise_ratios {ratios} "
+                f"allow {allowed}: release each ratio's share with its own multiplier. "
+                f"{_NOTHING_RELEASED}")
 
 
 def _largest_exposure(noisy):
