@@ -267,7 +267,6 @@ class NoisyGradientOracle:
         self._noise = None
         self.n_drawn = self.n_used = self.n_unnoised = self.n_whole_data = 0
         log = record_oracle(self, data)  # not kept: the log refers to the oracle
-        self._log_rows = None if log is None else log.n_rows
         self._row_ids = getattr(data, "row_ids", None)
         # Whether this oracle's row positions map to the log's original rows: data from
         # the estimator or taken from it carry the log; rows a solver assembled itself
@@ -276,7 +275,7 @@ class NoisyGradientOracle:
         # rows a solver assembled itself are counted on their own (never by whether
         # their number matches the data's, which is private under add/remove-one).
         self._traced = log is not None and getattr(data, "run_log", None) is not None
-        self._pool = None  # the original rows its noisy batches came from (a mask)
+        self._pool = None  # which of its rows its noisy batches came from (a mask)
 
     @property
     def n_releases(self):
@@ -284,33 +283,27 @@ class NoisyGradientOracle:
 
     @property
     def pool(self):
-        """Mask over the original rows its noisy releases were drawn from (all of its
-        rows if it never reported its batches); ``None`` where their origin is not
-        known."""
+        """Positions, among the data the estimator handed over, of the rows its noisy
+        releases were drawn from (all of its rows if it never reported its batches);
+        ``None`` where their origin is not known."""
         if not self._traced:
             return None
         if self._pool is None:
             self._mark(None)
-        return self._pool
+        own = np.flatnonzero(self._pool)
+        return own if self._row_ids is None else np.asarray(self._row_ids)[own]
 
     def _mark(self, idx):
-        """Add the rows ``idx`` of this oracle's data (``None``: all) to its pool."""
+        """Add the rows ``idx`` of this oracle's data (``None``: all) to its pool, a
+        mask over its own rows (mapped to the original rows only when read)."""
         if not self._traced:
             return
+        if self._pool is None:
+            self._pool = np.zeros(self.data.n_samples, dtype=bool)
         if idx is None:
-            ids = (np.arange(self.data.n_samples) if self._row_ids is None
-                   else np.asarray(self._row_ids))
+            self._pool[:] = True
         else:
-            ids = np.asarray(idx) if self._row_ids is None else np.asarray(self._row_ids)[idx]
-        if ids.size == 0:
-            return
-        size = max(self._log_rows or 0, int(ids.max()) + 1)
-        if self._pool is None or self._pool.size < size:
-            grown = np.zeros(size, dtype=bool)
-            if self._pool is not None:
-                grown[: self._pool.size] = self._pool
-            self._pool = grown
-        self._pool[ids] = True
+            self._pool[idx] = True
 
     def consumed(self, n_calls, indices=None):
         """Report ``n_calls`` noise rows used by a step that does not call the oracle

@@ -201,17 +201,16 @@ def _largest_exposure(noisy):
     counted against every row of its pool."""
     if not noisy:
         return 0
-    sizes = [oracle.pool.size for oracle in noisy if oracle.pool is not None]
-    if not sizes:
-        return max(oracle.n_releases for oracle in noisy)
-    counts = np.zeros(max(sizes), dtype=np.int64)
-    unknown = 0
-    for oracle in noisy:
-        if oracle.pool is None:  # rows of unknown origin: counted against no other run
-            unknown = max(unknown, oracle.n_releases)
-        else:
-            counts[: oracle.pool.size][oracle.pool] += oracle.n_releases
-    return int(max(counts.max(initial=0), unknown))
+    pools = [(oracle.pool, oracle.n_releases) for oracle in noisy]
+    traced = [(pool, n) for pool, n in pools if pool is not None and pool.size]
+    # rows of unknown origin: counted on their own, against no other run
+    unknown = max((n for pool, n in pools if pool is None), default=0)
+    if not traced:
+        return int(unknown)
+    counts = np.zeros(max(int(pool.max()) for pool, _ in traced) + 1, dtype=np.int32)
+    for pool, n in traced:
+        counts[pool] += n  # an oracle's pool lists each row once
+    return int(max(counts.max(), unknown))
 
 
 _NOTHING_RELEASED = ("Nothing was released; the budget of this fit is spent. The run must "
