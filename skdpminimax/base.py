@@ -861,8 +861,8 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
                     check_record_certifies(solver, result.calibration, train_budget)
                     check_run_matches_record(solver, result.calibration, oracles)
             finally:
-                # The oracles and the log refer to each other and hold the rows: break
-                # the cycle so that the fit's copy of the data is freed with the fit.
+                # The data refer to the log, whose oracles hold the data: break the
+                # cycle so that the fit's copy of the rows is freed with the fit.
                 data.run_log = None
                 oracles.close()
         _check_composed(solver, result.calibration, train_budget)

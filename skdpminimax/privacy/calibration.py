@@ -678,9 +678,10 @@ def calibrate_noise_multiplier(sampler, n_steps, epsilon, delta, accounting="pld
     ))
 
 
-# The accounting fields of records this process certified (calibrate_noise_multiplier,
-# output perturbation's Gaussian release): a solver's record that matches one needs no
-# recomputation (record_is_issued). Bounded: a record that fell out is recomputed.
+# The accounting fields of records this process certified (calibrate_noise_multiplier):
+# a solver's record that matches one needs no recomputation (record_is_issued; output
+# perturbation's Gaussian records are not recomputed at all). Bounded: a record that
+# fell out is recomputed.
 _ISSUED = collections.OrderedDict()
 _ISSUED_MAX = 4096
 _ISSUED_LOCK = threading.Lock()

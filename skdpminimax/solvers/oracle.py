@@ -263,14 +263,11 @@ class NoisyGradientOracle:
         self._noisy = bool(self.std_w > 0 or np.any(self.std_v > 0))  # read every call
         self.rng = rng
         self.n_grad_evals = 0
-        self._n_drawn = 0  # noise rows handed out by __call__
+        self._n_handed_out = 0  # noise rows handed out by __call__ (its chunk position)
         self._noise = None
         self.n_drawn = self.n_used = self.n_unnoised = self.n_whole_data = 0
         log = record_oracle(self, data)  # not kept: the log refers to the oracle
         self._row_ids = getattr(data, "row_ids", None)
-        # Whether this oracle's row positions map to the log's original rows: data from
-        # the estimator or taken from it carry the log; rows a solver assembled itself
-        # do only if they are as many (their exposure is otherwise counted on its own).
         # Only rows from the estimator's data (or taken from it) trace back to its rows;
         # rows a solver assembled itself are counted on their own (never by whether
         # their number matches the data's, which is private under add/remove-one).
@@ -405,9 +402,9 @@ class NoisyGradientOracle:
         noise = None
         if self.noisy:
             chunk = self.max_chunk(w.size, v.size)
-            k = self._n_drawn % chunk
+            k = self._n_handed_out % chunk
             if k == 0:  # drawn ahead; a row counts as used once it is added
                 self._noise = self._draw(chunk, w.size, v.size)
             noise = self._noise[k]
-            self._n_drawn += 1
+            self._n_handed_out += 1
         return self.noisy_grads(w, v, idx, noise)
