@@ -12,6 +12,7 @@ from privacy_reference import gdp_delta, gdp_mu
 from skdpminimax.privacy import (
     FullBatch,
     PoissonSampler,
+    ShuffledEpochs,
     WithoutReplacementSampler,
     analytic_gaussian_sigma,
     calibrate_noise_multiplier,
@@ -47,6 +48,23 @@ def test_full_batch_matches_gaussian_composition_closed_form(epsilon):
     cal = calibrate_noise_multiplier(FullBatch(500), T, epsilon, delta)
     assert cal.noise_multiplier >= z_exact * (1 - 1e-9)
     assert cal.noise_multiplier <= z_exact * 1.01
+
+
+@pytest.mark.parametrize("accounting", ["pld", "rdp"])
+@pytest.mark.parametrize("epsilon", [0.3, 3.0])
+def test_shuffled_epochs_cost_one_gaussian_release_per_epoch(epsilon, accounting):
+    # 95 steps of batches of 10 from 200 rows touch ceil(95 / 20) = 5 epochs; an example
+    # is in one batch an epoch, so the run is 5 adaptive Gaussian releases: exactly
+    # mu-GDP with mu = sqrt(5) / z, whatever the batch rate 0.05 (no amplification).
+    delta = 1e-6
+    z_exact = math.sqrt(5) / gdp_mu(epsilon, delta)
+    cal = calibrate_noise_multiplier(ShuffledEpochs(200, 10), 95, epsilon, delta,
+                                     accounting=accounting)
+    assert cal.n_compositions == 5 and cal.sampler == "shuffle"
+    assert cal.neighboring_relation == "replace-one"
+    assert cal.noise_multiplier >= z_exact * (1 - 1e-9)
+    # PLD is tight for Gaussians; RDP's conversion costs a few percent more noise
+    assert cal.noise_multiplier <= z_exact * (1.01 if accounting == "pld" else 1.25)
 
 
 def test_digest_reference_multipliers_rdp():
@@ -197,13 +215,16 @@ def test_search_needs_few_evaluations_from_a_good_guess():
     assert len(calls) <= 8  # a bisection from a factor-2 bracket takes ~9 more
 
 
-@pytest.mark.parametrize("sampler", [FullBatch(1000), PoissonSampler(10_000, 100)])
+@pytest.mark.parametrize("sampler", [FullBatch(1000), PoissonSampler(10_000, 100),
+                                     ShuffledEpochs(1000, 100)])
 @pytest.mark.parametrize("epsilon", [0.3, 3.0])
 def test_gdp_guess_is_near_the_calibrated_multiplier(sampler, epsilon):
     z = calibrate_noise_multiplier(sampler, 200, epsilon, 1e-5).noise_multiplier
     guess = _gdp_guess(sampler, 200, epsilon, 1e-5)
-    # exact for full batch (k Gaussians are sqrt(k)/z-GDP), a CLT approximation otherwise
-    assert guess == pytest.approx(z, rel=0.01 if sampler.name == "full" else 0.2)
+    # exact without subsampling (k Gaussians are sqrt(k)/z-GDP), a CLT approximation
+    # otherwise
+    exact = not sampler.subsampled
+    assert guess == pytest.approx(z, rel=0.01 if exact else 0.2)
 
 
 @pytest.mark.parametrize("epsilon", [50.0, 1000.0])

@@ -200,7 +200,9 @@ def test_the_honest_run_and_the_built_in_solvers_pass():
                PlainSGDA("noise drawn in chunks of 16"),
                PlainSGDA("noise drawn, then the oracle called"), "sgda", "gda", "nseg", "nseg_multipass", "nispp", "recursive",
                "output_perturbation", "phased_output_perturbation",
-               NoisySGDA(sampler="without_replacement", n_epochs=2)]
+               NoisySGDA(sampler="without_replacement", n_epochs=2),
+               NoisySGDA(sampler="shuffle", n_epochs=3),
+               NoisyExtragradient(mode="multi_pass", sampler="shuffle", n_epochs=3)]
     for solver in solvers:
         for model, X, y, kw in _problems(solver):
             _fit(model, X, y, **kw)

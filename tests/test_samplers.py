@@ -3,7 +3,13 @@
 import numpy as np
 import pytest
 
-from skdpminimax.privacy import FullBatch, PoissonSampler, WithoutReplacementSampler, make_sampler
+from skdpminimax.privacy import (
+    FullBatch,
+    PoissonSampler,
+    ShuffledEpochs,
+    WithoutReplacementSampler,
+    make_sampler,
+)
 
 
 def test_poisson_inclusion_is_independent_bernoulli():
@@ -60,7 +66,7 @@ def test_full_batch_and_make_sampler():
     assert isinstance(make_sampler("without_replacement", 100, 100), FullBatch)
     assert isinstance(make_sampler("without_replacement", 100, 10), WithoutReplacementSampler)
     with pytest.raises(ValueError, match="Unknown sampler"):
-        make_sampler("shuffle", 100, 10)
+        make_sampler("bootstrap", 100, 10)
     with pytest.raises(ValueError):
         PoissonSampler(10, 0)
 
@@ -69,3 +75,34 @@ def test_same_seed_same_batches():
     a = list(PoissonSampler(100, 10).batches(np.random.default_rng(7), 20))
     b = list(PoissonSampler(100, 10).batches(np.random.default_rng(7), 20))
     assert all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_shuffled_epochs_use_each_example_at_most_once_per_epoch():
+    n, m, epochs = 103, 10, 4
+    sampler = make_sampler("shuffle", n, m)
+    assert isinstance(sampler, ShuffledEpochs) and sampler.steps_per_epoch == 10
+    steps = epochs * 10 - 3  # the last epoch is cut short
+    batches = list(sampler.batches(np.random.default_rng(0), steps))
+    assert len(batches) == steps and all(len(b) == m for b in batches)
+    orders = []
+    for e in range(epochs):
+        flat = np.concatenate(batches[10 * e:10 * (e + 1)])
+        assert len(np.unique(flat)) == len(flat)  # at most once in an epoch
+        orders.append(flat)
+    assert len(orders[0]) == 100  # n mod m = 3 rows sit the epoch out
+    assert not np.array_equal(orders[0], orders[1])  # a fresh permutation per epoch
+    # an example can affect one release per epoch the run touches
+    assert sampler.releases_per_example(steps) == epochs
+    assert sampler.releases_per_example(10) == 1 and sampler.releases_per_example(11) == 2
+    assert not sampler.subsampled and sampler.neighboring_relation == "replace-one"
+
+
+def test_shuffled_epochs_chunks_never_span_epochs_and_match_batches():
+    sampler = ShuffledEpochs(50, 7)  # 7 batches an epoch
+    one_by_one = list(sampler.batches(np.random.default_rng(5), 23))
+    chunked = []
+    for indices, starts, stops in sampler.batch_chunks(np.random.default_rng(5), 23, 3):
+        assert len(starts) <= 3
+        chunked += [indices[a:b] for a, b in zip(starts, stops)]
+    assert len(chunked) == 23
+    assert all(np.array_equal(a, b) for a, b in zip(one_by_one, chunked))

@@ -147,6 +147,29 @@ def test_noise_has_calibrated_scale():
     assert draws.std() == pytest.approx(expected, rel=0.05)
 
 
+def test_shuffled_epochs_noise_has_the_replace_one_scale_and_one_release_per_epoch():
+    # Shuffled epochs are replace-one: a block's noise std on the mean is 2 z_b C_b / m,
+    # with z calibrated on one Gaussian release per epoch (2000 steps of 100 rows out
+    # of 1000: 200 epochs), not on 2000 subsampled steps.
+    n, d = 1000, 3
+    obj = SquareLossAUC(d, pos_ratio=0.5, data_norm=1.0, radius=1e6, l2_reg=0.0)
+    data = SaddleData(np.zeros((n, d)), np.where(np.arange(n) % 2 == 0, 1.0, -1.0))
+    solver = NoisySGDA(batch_size=100, n_iter=2000, step_size=1.0, average="last",
+                       clip_w=0.5, clip_v=0.25, sampler="shuffle")
+    cal = solver.calibrate(obj, n, PrivacyBudget(2.0, 1e-5))
+    assert cal.sampler == "shuffle" and cal.n_compositions == 200
+    from skdpminimax.privacy import make_sampler
+    from skdpminimax.solvers import NoisyGradientOracle
+    sampler = make_sampler("shuffle", n, 100)
+    oracle = NoisyGradientOracle(obj, data, sampler, cal.block_noise_multipliers, 0.5, 0.25,
+                                 np.random.default_rng(0))
+    w0, v0 = obj.init_params()
+    draws = np.array([oracle(w0, v0, idx)[0][:d] for idx in sampler.batches(
+        np.random.default_rng(1), 2000)])
+    expected = 2 * cal.block_noise_multipliers[0] * 0.5 / 100
+    assert draws.std() == pytest.approx(expected, rel=0.05)
+
+
 def test_same_rng_same_result_and_validation():
     obj, data = auc_problem()
     solver = NoisySGDA(batch_size=20, n_epochs=2)

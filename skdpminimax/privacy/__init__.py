@@ -21,6 +21,7 @@ from skdpminimax.privacy.samplers import (
     DisjointBatches,
     FullBatch,
     PoissonSampler,
+    ShuffledEpochs,
     WithoutReplacementSampler,
     make_sampler,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "clipped_sum",
     "private_count",
     "DisjointBatches",
+    "ShuffledEpochs",
     "FullBatch",
     "PoissonSampler",
     "WithoutReplacementSampler",

@@ -76,7 +76,8 @@ class NoiseCalibration:
         ``n_steps = 2 n_iter_``; the recursive framework records one round's
         calibration, and its ``n_iter_`` counts every round's steps).
     sampler : str
-        ``'full'``, ``'poisson'``, ``'without_replacement'`` or ``'disjoint'`` (the
+        ``'full'``, ``'poisson'``, ``'without_replacement'``, ``'disjoint'`` or
+        ``'shuffle'`` (the
         samplers of :mod:`skdpminimax.privacy.samplers`); ``'partition'`` for phased
         output perturbation's disjoint chunks.
     sample_rate : float
@@ -330,7 +331,8 @@ def check_certifiable(epsilon, delta):
 def _composed_event(sampler, noise_multiplier, n_steps, ratios):
     """The run as one ``DpEvent``: what an example can affect, composed."""
     # An example affects at most releases_per_example(n_steps) releases (n_steps,
-    # or 1 for disjoint batches by parallel composition): compose that many. When
+    # or by parallel composition 1 for disjoint batches and one per epoch for
+    # shuffled epochs): compose that many. When
     # it can affect every release, each kind is composed as often as it occurs;
     # otherwise it is charged as if all it affects were the least noisy kind.
     k = sampler.releases_per_example(n_steps)
@@ -397,7 +399,7 @@ def _gdp_guess(sampler, n_steps, epsilon, delta):
     approximation of the composition (Dong, Roth & Su 2022, Thm. 3.1 / Cor. 5.4) meets
     the target. Only a starting point; the accountant decides."""
     k = sampler.releases_per_example(n_steps)
-    q = sampler.sample_rate if k > 1 else 1.0
+    q = sampler.sample_rate if k > 1 and sampler.subsampled else 1.0
 
     hi = 1.0
     while gdp_delta(epsilon, hi) < delta and hi < 1e3:

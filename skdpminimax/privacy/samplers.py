@@ -11,6 +11,7 @@ sampler                neighbouring        sensitivity of a clipped sum  account
 ``PoissonSampler``     add/remove-one      C                             PLD / RDP
 ``WithoutReplacement`` replace-one         2 C                           RDP (WBK)
 ``DisjointBatches``    replace-one         2 C                           PLD / RDP
+``ShuffledEpochs``     replace-one         2 C                           PLD / RDP
 =====================  ==================  ============================  ==========
 
 ``C`` is the per-example clip norm of a block. ``n_samples`` is the size a sampler
@@ -22,7 +23,8 @@ a public size (declared by the user, or a private count; see
 the rows actually present. ``releases_per_example(n_steps)`` is how many of the
 ``n_steps`` releases one example can affect: the number of times the accountant
 composes the per-step event (``n_steps``, except for disjoint batches, where
-parallel composition makes it 1).
+parallel composition makes it 1, and for shuffled epochs, where it makes it the
+number of epochs the run touches).
 """
 
 import math
@@ -35,6 +37,7 @@ __all__ = [
     "PoissonSampler",
     "WithoutReplacementSampler",
     "DisjointBatches",
+    "ShuffledEpochs",
     "make_sampler",
 ]
 
@@ -57,6 +60,8 @@ class _Sampler:
     neighboring_relation = None
     sensitivity_factor = None  # clipped-sum sensitivity in units of the clip norm
     accountings = ("pld", "rdp")
+    # Whether dp_event claims amplification by subsampling (a rate below 1 matters).
+    subsampled = True
 
     def __init__(self, n_samples, batch_size=None):
         self.n_samples = int(n_samples)
@@ -128,6 +133,7 @@ class FullBatch(_Sampler):
     """Every step uses all ``n`` examples (DP-GDA). Replace-one neighbours."""
 
     name = "full"
+    subsampled = False
     neighboring_relation = "replace-one"
     sensitivity_factor = 2.0
 
@@ -252,6 +258,7 @@ class DisjointBatches(_Sampler):
     name = "disjoint"
     neighboring_relation = "replace-one"
     sensitivity_factor = 2.0
+    subsampled = False
 
     def max_steps(self):
         """Largest number of disjoint batches the data set holds."""
@@ -283,15 +290,65 @@ class DisjointBatches(_Sampler):
         return dp_accounting.GaussianDpEvent(noise_multiplier)
 
 
+class ShuffledEpochs(_Sampler):
+    """Epochs of random reshuffling: each epoch draws a fresh permutation and cuts it
+    into ``n // m`` consecutive batches of exactly ``m`` rows (the last ``n mod m`` rows
+    of the permutation sit that epoch out), as a deep-learning loader with
+    ``shuffle=True, drop_last=True`` does.
+
+    Replace-one neighbours. Within an epoch an example is in at most one batch, and
+    a step's release depends only on its own batch (and on earlier releases), so by
+    parallel composition an epoch costs what one step costs; the epochs compose
+    adaptively. :meth:`releases_per_example` is the number of epochs the run
+    touches, ``ceil(n_steps / (n // m))``, and the accountant composes the plain
+    Gaussian event that many times. No amplification by shuffling is claimed: the
+    bound holds even for a run that also released its permutations. Without noise (``epsilon = inf``) this is the
+    loader of the papers' non-private experiments. The permutations come from
+    ``rng`` only, never from the data.
+    """
+
+    name = "shuffle"
+    neighboring_relation = "replace-one"
+    sensitivity_factor = 2.0
+    subsampled = False
+
+    @property
+    def steps_per_epoch(self):
+        """Batches in one epoch, ``n // m``."""
+        return self.n_samples // self.batch_size
+
+    def releases_per_example(self, n_steps):
+        return -(-int(n_steps) // self.steps_per_epoch)
+
+    def batch_chunks(self, rng, n_steps, chunk_steps=_CHUNK_STEPS):
+        # One permutation per epoch; a chunk never spans two epochs.
+        m, per_epoch = self.batch_size, self.steps_per_epoch
+        chunk_steps = max(1, int(chunk_steps))
+        done = 0
+        while done < n_steps:
+            order = rng.permutation(self.n_samples)
+            steps = min(per_epoch, n_steps - done)
+            for first in range(0, steps, chunk_steps):
+                starts = np.arange(first, min(first + chunk_steps, steps), dtype=np.intp) * m
+                yield order, starts, starts + m
+            done += steps
+
+    def dp_event(self, noise_multiplier):
+        # One epoch's releases, of which an example affects at most one, are one
+        # plain Gaussian release for it (the permutation is independent of the data).
+        return dp_accounting.GaussianDpEvent(noise_multiplier)
+
+
 _SAMPLERS = {
     cls.name: cls
-    for cls in (FullBatch, PoissonSampler, WithoutReplacementSampler, DisjointBatches)
+    for cls in (FullBatch, PoissonSampler, WithoutReplacementSampler, DisjointBatches,
+                ShuffledEpochs)
 }
 
 
 def make_sampler(name, n_samples, batch_size=None):
     """Build the sampler called ``name`` (``'full'``, ``'poisson'``, ``'without_replacement'``,
-    ``'disjoint'``).
+    ``'disjoint'``, ``'shuffle'``).
 
     ``batch_size=None`` gives :class:`FullBatch`, except for ``'disjoint'``, whose
     single batch of all rows is released once. A ``batch_size >= n_samples`` gives

@@ -72,9 +72,11 @@ class NoisyExtragradient(PrivateSolver):
         as 0 for full batches, ``sigma``: noise std per coordinate of the mean, in
         root mean square over the two releases when ``extrapolation_noise`` is not 1,
         ``L``: smoothness).
-    sampler : {"without_replacement", "poisson"}, default="without_replacement"
+    sampler : {"without_replacement", "poisson", "shuffle"}, default="without_replacement"
         Multi pass only: batch sampling (replace-one, as in the paper, or
-        add/remove-one).
+        add/remove-one; ``"shuffle"``, epochs of random reshuffling accounted as one
+        Gaussian release per epoch, is meant for ``epsilon=np.inf``: see
+        :class:`~skdpminimax.privacy.ShuffledEpochs`).
     clip_w, clip_v : float or None, default=1.0
         Per-example clip norms of the primal and dual blocks (capped at the
         objective's certified bounds; ``None`` clips at those bounds).
@@ -124,7 +126,7 @@ class NoisyExtragradient(PrivateSolver):
         "n_iter": [Interval(Integral, 1, None, closed="left"), None],
         "n_epochs": [Interval(Real, 0, None, closed="neither")],
         "step_size": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "sampler": [StrOptions({"without_replacement", "poisson"})],
+        "sampler": [StrOptions({"without_replacement", "poisson", "shuffle"})],
         "clip_w": [Interval(Real, 0, None, closed="neither"), None],
         "clip_v": [Interval(Real, 0, None, closed="neither"), None],
         "noise_allocation": [StrOptions({"dimension", "equal"}),

@@ -232,9 +232,14 @@ class NoisySGDA(PrivateSolver):
         ``w_1..w_T`` in the papers' numbering (``w_1`` the start, the last update's
         ``w_{T+1}`` excluded: convex-concave theory), of their second half, or the
         last iterate ``w_{T+1}`` (nonconvex theory). Post-processing only.
-    sampler : {"poisson", "without_replacement"}, default="poisson"
+    sampler : {"poisson", "without_replacement", "shuffle"}, default="poisson"
         Batch sampling; fixes the neighbouring relation (add/remove-one for Poisson,
-        replace-one without replacement and for full batch).
+        replace-one otherwise and for full batch). ``"shuffle"``: epochs of random
+        reshuffling (a fresh permutation per epoch cut into ``n // batch_size``
+        batches), accounted without amplification as one Gaussian release per epoch
+        (:class:`~skdpminimax.privacy.ShuffledEpochs`): far more noise than Poisson
+        sampling at the same epsilon, so meant for ``epsilon=np.inf`` (the loader of
+        non-private baselines) or for few epochs of large batches.
     clip_w, clip_v : float, "auto" or None, default=1.0
         (``clip_w`` also ``"scaled"`` or ``"auto_if_quiet"``)
         Per-example clip norms of the primal and dual blocks, capped at the
@@ -302,7 +307,7 @@ class NoisySGDA(PrivateSolver):
         "dual_step_size": [Interval(Real, 0, None, closed="neither"), None],
         "schedule": [StrOptions({"constant", "inverse_sqrt", "linear", "strongly_convex"})],
         "average": [StrOptions({"uniform", "tail", "last"})],
-        "sampler": [StrOptions({"poisson", "without_replacement"})],
+        "sampler": [StrOptions({"poisson", "without_replacement", "shuffle"})],
         "clip_w": [Interval(Real, 0, None, closed="neither"),
                    StrOptions({"auto", "scaled", "auto_if_quiet"}), None],
         "clip_v": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
