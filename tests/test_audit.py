@@ -259,6 +259,36 @@ def test_blocks_accounted_separately_is_caught(runs, unchecked):
     assert broken.epsilon_lower_bound_gdp > EPSILON
 
 
+class ShuffleAsAddRemoveSGDA(NoisySGDA):
+    """Shuffled epochs with the add/remove-one sensitivity C where replace-one needs 2C."""
+
+    def _make_sampler(self, n_samples):
+        sampler = super()._make_sampler(n_samples)
+        sampler.sensitivity_factor = 1.0
+        return sampler
+
+
+def test_shuffled_epochs_pass_and_a_halved_sensitivity_is_caught(runs, unchecked):
+    """One epoch of two shuffled batches: the canary is in one, a single Gaussian
+    release for it (the claim). The released sum also carries the other batch's
+    noise, so the fair run shows mu / sqrt(2); at the add/remove sensitivity C the run
+    shows sqrt(2) times the claim, which the GDP bound (exact: the release is
+    Gaussian) tells apart."""
+    X = np.zeros((40, 2))
+    y = np.arange(40) % 2
+    kw = dict(epsilon=EPSILON, delta=DELTA, data_norm=2.0)
+    common = dict(epsilon=EPSILON, delta=DELTA, X=X, y=y, n_runs=runs(2000),
+                  selection_fraction=0.25, statistic="params")
+    params = gda(batch_size=20, n_iter=2, sampler="shuffle", noise_allocation="equal")
+    fair = audit_estimator(BilinearRelease(solver=NoisySGDA(**params), **kw),
+                           random_state=14, **common)
+    broken = audit_estimator(BilinearRelease(solver=ShuffleAsAddRemoveSGDA(**params), **kw),
+                             random_state=14, **common)
+    assert fair.neighboring_relation == "replace-one"
+    assert fair.epsilon_lower_bound_gdp <= EPSILON
+    assert broken.epsilon_lower_bound_gdp > EPSILON
+
+
 def test_inputs_not_mutated_and_reproducible():
     X = np.zeros((10, 2))
     y = np.arange(10) % 2
