@@ -100,7 +100,12 @@ class PlainSGDA(PrivateSolver):
         exact = NoisyGradientOracle(objective, data, sampler, (0.0, 0.0), *clips, rng)
         w, v = objective.init_params(rng)
         chunk = None
-        for t, idx in enumerate(sampler.batches(rng, steps)):
+        batches = sampler.batches(rng, steps)
+        if self.slip == "each batch released twice":  # half the batches, the same releases
+            batches = [idx for idx in sampler.batches(rng, steps // 2) for _ in range(2)]
+        for t, idx in enumerate(batches):
+            if self.slip == "batches drawn with rng.choice":  # not the sampler's scheme
+                idx = rng.choice(data.n_samples, batch, replace=False)
             if self.slip == "noise skipped":
                 g_w, g_v = oracle.noisy_grads(w, v, idx, None)
             elif self.slip == "one noise row reused":
@@ -141,6 +146,9 @@ SLIPS = {
     "an exact oracle for the dual": "exact .noise-free. gradients",
     "record's multiplier halved": "but its multiplier .* over 40 steps certifies",
     "blocks split below the joint": "which combine to",
+    "batches drawn with rng.choice": "released noisy gradients of 1280 rows in batches, "
+                                     "but the 'poisson' samplers handed out only [0-9]+ rows",
+    "each batch released twice": "handed out only",
 }
 
 

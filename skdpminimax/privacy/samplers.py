@@ -28,6 +28,8 @@ number of epochs the run touches).
 """
 
 import math
+import threading
+from collections import Counter
 
 import dp_accounting
 import numpy as np
@@ -43,6 +45,17 @@ __all__ = [
 
 # Steps whose batches are drawn at once: bounds memory for long runs.
 _CHUNK_STEPS = 1024
+
+# Rows yielded in batches by the library's samplers, by sampler name, in this process: the estimators compare the rows their oracles released gradients of
+# with what was yielded during the fit (skdpminimax.solvers.run_log).
+_YIELDED = Counter()
+_YIELDED_LOCK = threading.Lock()
+
+
+def rows_yielded():
+    """Rows yielded so far in batches, by sampler name (a copy)."""
+    with _YIELDED_LOCK:
+        return Counter(_YIELDED)
 
 
 class _Sampler:
@@ -96,6 +109,14 @@ class _Sampler:
 
     def batch_chunks(self, rng, n_steps, chunk_steps=_CHUNK_STEPS):
         """Batches of ``n_steps`` steps in chunks of at most ``chunk_steps`` (see class doc)."""
+        for indices, starts, stops in self._chunks(rng, n_steps, chunk_steps):
+            if indices is not None:  # count the rows handed out (see rows_yielded)
+                rows = int(np.sum(stops - starts))
+                with _YIELDED_LOCK:
+                    _YIELDED[self.name] += rows
+            yield indices, starts, stops
+
+    def _chunks(self, rng, n_steps, chunk_steps):
         chunk_steps = max(1, int(chunk_steps))
         for first in range(0, n_steps, chunk_steps):
             yield self._chunk(rng, min(chunk_steps, n_steps - first))
@@ -275,7 +296,7 @@ class DisjointBatches(_Sampler):
         self._check_steps(n_steps)
         return 1
 
-    def batch_chunks(self, rng, n_steps, chunk_steps=_CHUNK_STEPS):
+    def _chunks(self, rng, n_steps, chunk_steps):
         # One permutation for the whole run, cut into consecutive disjoint batches.
         self._check_steps(n_steps)
         order = rng.permutation(self.n_samples)
@@ -320,7 +341,7 @@ class ShuffledEpochs(_Sampler):
     def releases_per_example(self, n_steps):
         return -(-int(n_steps) // self.steps_per_epoch)
 
-    def batch_chunks(self, rng, n_steps, chunk_steps=_CHUNK_STEPS):
+    def _chunks(self, rng, n_steps, chunk_steps):
         # One permutation per epoch; a chunk never spans two epochs.
         m, per_epoch = self.batch_size, self.steps_per_epoch
         chunk_steps = max(1, int(chunk_steps))

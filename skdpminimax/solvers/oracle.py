@@ -240,6 +240,10 @@ class NoisyGradientOracle:
         The estimators compare it, the rows it exposed, the sampler and
         ``block_multipliers`` with the solver's calibration after the solve
         (``skdpminimax.solvers.run_log``).
+    n_rows_released : int
+        Rows of the batches its calls released noisy gradients of (``idx`` not
+        ``None``; a compiled step's batches are not counted). The estimators compare it
+        with the rows the samplers yielded during the fit.
     n_unnoised, n_whole_data : int
         Calls of :meth:`noisy_grads` on an oracle that adds noise without a noise row,
         and on all rows (``idx=None``) under a subsampling sampler: releases the
@@ -266,6 +270,7 @@ class NoisyGradientOracle:
         self._n_handed_out = 0  # noise rows handed out by __call__ (its chunk position)
         self._noise = None
         self.n_drawn = self.n_used = self.n_unnoised = self.n_whole_data = 0
+        self.n_rows_released = 0
         log = record_oracle(self, data)  # not kept: the log refers to the oracle
         self._row_ids = getattr(data, "row_ids", None)
         # Only rows from the estimator's data (or taken from it) trace back to its rows;
@@ -359,6 +364,8 @@ class NoisyGradientOracle:
             if self._noisy:
                 self.n_used += 1
                 self._mark(idx)
+                if idx is not None:
+                    self.n_rows_released += batch.n_samples
         elif self._noisy:
             self.n_unnoised += 1
         if idx is None and self._noisy and getattr(self.sampler, "name", None) != "full":

@@ -9,7 +9,7 @@ solve the estimators compare the oracles that added noise with the record
 (:func:`check_run_matches_record`) and refuse a run that departs from it before
 anything is released. This catches honest slips in a solver built on the library's
 oracle and samplers (more steps than recorded, a larger batch, a block's noise
-forgotten, a noise row reused), not a solver that adds its noise elsewhere: such a
+forgotten, a noise row reused, batches not drawn from a sampler), not a solver that adds its noise elsewhere: such a
 solver's proof stays its own (docs/extending.rst).
 
 The record itself is checked too (:func:`check_record_certifies`): its block
@@ -30,12 +30,13 @@ rounds on disjoint chunks do not, a run restarted on the same rows adds up.
 
 import contextlib
 import math
+from collections import Counter
 from contextvars import ContextVar
 
 import numpy as np
 
 from skdpminimax.privacy.calibration import certified_epsilon, record_is_issued
-from skdpminimax.privacy.samplers import make_sampler
+from skdpminimax.privacy.samplers import _Sampler, make_sampler, rows_yielded
 
 __all__ = ["RunLog", "oracle_log", "record_oracle", "check_run_matches_record",
            "check_record_certifies"]
@@ -54,6 +55,7 @@ class RunLog:
     def __init__(self, n_rows=None):
         self.n_rows = None if n_rows is None else int(n_rows)
         self.oracles = []
+        self.yielded_at_start = rows_yielded()  # the samplers' tally when the log opened
 
     def __iter__(self):
         return iter(self.oracles)
@@ -99,7 +101,9 @@ def check_run_matches_record(solver, calibration, oracles):
     its batch size and rate at most the record's; each block's multiplier is at least
     the record's (times the smallest of ``noise_ratios``); it used no more noise rows
     than it drew; it released no gradient without noise and none on all rows under a
-    subsampling sampler; and no original row was exposed to more than ``n_steps``
+    subsampling sampler; its calls released gradients of no more rows than the
+    library's samplers of its kind handed out during the fit (batches from the
+    sampler, each released once); and no original row was exposed to more than ``n_steps``
     releases (see the module docstring). A record of gradient noise (``"pld"`` or
     ``"rdp"`` accounting with positive block multipliers) whose run built oracles but
     no noisy one, or one that evaluated exact gradients, is refused too. A record without
@@ -108,7 +112,7 @@ def check_run_matches_record(solver, calibration, oracles):
     """
     if calibration is None or not getattr(calibration, "noise_multiplier", 0) > 0:
         return
-    oracles = list(oracles)
+    oracles_log, oracles = oracles, list(oracles)
     name = type(solver).__name__
     noisy = [oracle for oracle in oracles if oracle.noisy]
     recorded = tuple(float(z) for z in (getattr(calibration, "block_noise_multipliers", ())
@@ -153,6 +157,7 @@ def check_run_matches_record(solver, calibration, oracles):
                 f"{name}'s run used {oracle.n_used} noise rows from an oracle that drew "
                 f"{oracle.n_drawn}: a row used twice, or noise not drawn by the oracle "
                 f"(use the rows of noise_block, once each). {_NOTHING_RELEASED}")
+    _check_batches_from_samplers(name, noisy, getattr(oracles_log, "yielded_at_start", None))
     exposure = _largest_exposure(noisy)
     n_steps = int(calibration.n_steps)
     if exposure > n_steps:
@@ -162,6 +167,35 @@ def check_run_matches_record(solver, calibration, oracles):
             f"of steps (each release counts against every row its batches are drawn "
             f"from). {_NOTHING_RELEASED}")
     _check_ratio_levels(name, calibration, noisy, recorded, ratios, n_steps)
+
+
+def _check_batches_from_samplers(name, noisy, yielded_at_start):
+    """The rows an oracle's calls released gradients of must have been handed out by
+    samplers of its kind (its sampler's name, whatever their batch size) since the log
+    opened: batches drawn another way (``rng.choice``, a permutation of the solver's
+    own) or a batch released twice are not what the calibration accounts for. Only
+    where the log has a tally and the oracle's sampler counts what it yields (the
+    library's samplers)."""
+    if yielded_at_start is None:
+        return
+    released = Counter()
+    for oracle in noisy:
+        sampler = oracle.sampler
+        if type(sampler).batch_chunks is _Sampler.batch_chunks and oracle.n_rows_released:
+            released[sampler.name] += oracle.n_rows_released
+    if not released:
+        return
+    now = rows_yielded()
+    for sampler_name, rows in released.items():
+        handed_out = now[sampler_name] - yielded_at_start[sampler_name]
+        if rows > handed_out:
+            raise RuntimeError(
+                f"{name}'s run released noisy gradients of {rows} rows in batches, but the "
+                f"{sampler_name!r} samplers handed out only {handed_out} rows during the "
+                f"fit: draw every batch from the oracle's sampler (sampler.batches or "
+                f"batch_chunks) and release each once; batches drawn another way "
+                f"(rng.choice, a permutation) or released twice are not what the "
+                f"calibration accounts for. {_NOTHING_RELEASED}")
 
 
 def _level(oracle, calibration, recorded):
