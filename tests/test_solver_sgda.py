@@ -125,48 +125,31 @@ def test_noise_allocation_options():
     assert share.block_noise_multipliers[1] == pytest.approx(share.noise_multiplier / np.sqrt(0.2))
 
 
-def test_noise_has_calibrated_scale():
-    # With a zero data term (zero features), the step is pure noise: its std per coordinate
-    # must be z_b * C_b / m (Poisson, add/remove: sensitivity factor 1).
+@pytest.mark.parametrize("sampler, factor, compositions", [
+    ("poisson", 1.0, 2000),  # add/remove-one: every subsampled step composed
+    ("shuffle", 2.0, 200),   # replace-one: one Gaussian release per epoch (200 epochs)
+])
+def test_noise_has_calibrated_scale(sampler, factor, compositions):
+    # With a zero data term (zero features), the step is pure noise: its std per
+    # coordinate must be z_b s C_b / m, s the sampler's sensitivity factor, with z
+    # calibrated on as many releases as an example can affect (2000 steps of 100 rows
+    # out of 1000).
     n, d = 1000, 3
     obj = SquareLossAUC(d, pos_ratio=0.5, data_norm=1.0, radius=1e6, l2_reg=0.0)
     data = SaddleData(np.zeros((n, d)), np.where(np.arange(n) % 2 == 0, 1.0, -1.0))
     solver = NoisySGDA(batch_size=100, n_iter=2000, step_size=1.0, average="last",
-                       clip_w=0.5, clip_v=0.25)
-    budget = PrivacyBudget(2.0, 1e-5)
-    cal = solver.calibrate(obj, n, budget)
-    from skdpminimax.solvers import NoisyGradientOracle
-    from skdpminimax.privacy import make_sampler
-    sampler = make_sampler("poisson", n, 100)
-    oracle = NoisyGradientOracle(obj, data, sampler, cal.block_noise_multipliers, 0.5, 0.25,
-                                 np.random.default_rng(0))
-    w0, v0 = obj.init_params()
-    draws = np.array([oracle(w0, v0, idx)[0][:d] for idx in sampler.batches(
-        np.random.default_rng(1), 2000)])
-    expected = cal.block_noise_multipliers[0] * 0.5 / 100
-    assert draws.std() == pytest.approx(expected, rel=0.05)
-
-
-def test_shuffled_epochs_noise_has_the_replace_one_scale_and_one_release_per_epoch():
-    # Shuffled epochs are replace-one: a block's noise std on the mean is 2 z_b C_b / m,
-    # with z calibrated on one Gaussian release per epoch (2000 steps of 100 rows out
-    # of 1000: 200 epochs), not on 2000 subsampled steps.
-    n, d = 1000, 3
-    obj = SquareLossAUC(d, pos_ratio=0.5, data_norm=1.0, radius=1e6, l2_reg=0.0)
-    data = SaddleData(np.zeros((n, d)), np.where(np.arange(n) % 2 == 0, 1.0, -1.0))
-    solver = NoisySGDA(batch_size=100, n_iter=2000, step_size=1.0, average="last",
-                       clip_w=0.5, clip_v=0.25, sampler="shuffle")
+                       clip_w=0.5, clip_v=0.25, sampler=sampler)
     cal = solver.calibrate(obj, n, PrivacyBudget(2.0, 1e-5))
-    assert cal.sampler == "shuffle" and cal.n_compositions == 200
+    assert cal.sampler == sampler and cal.n_compositions == compositions
     from skdpminimax.privacy import make_sampler
     from skdpminimax.solvers import NoisyGradientOracle
-    sampler = make_sampler("shuffle", n, 100)
-    oracle = NoisyGradientOracle(obj, data, sampler, cal.block_noise_multipliers, 0.5, 0.25,
+    batches = make_sampler(sampler, n, 100)
+    oracle = NoisyGradientOracle(obj, data, batches, cal.block_noise_multipliers, 0.5, 0.25,
                                  np.random.default_rng(0))
     w0, v0 = obj.init_params()
-    draws = np.array([oracle(w0, v0, idx)[0][:d] for idx in sampler.batches(
+    draws = np.array([oracle(w0, v0, idx)[0][:d] for idx in batches.batches(
         np.random.default_rng(1), 2000)])
-    expected = 2 * cal.block_noise_multipliers[0] * 0.5 / 100
+    expected = factor * cal.block_noise_multipliers[0] * 0.5 / 100
     assert draws.std() == pytest.approx(expected, rel=0.05)
 
 
