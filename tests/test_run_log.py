@@ -37,9 +37,12 @@ class PlainSGDA(PrivateSolver):
     def __init__(self, slip=""):
         self.slip = slip
 
+    def _sampler_name(self):
+        return "shuffle" if self.slip.startswith("shuffled epochs") else "poisson"
+
     def _recorder(self):
-        return NoisySGDA(batch_size=BATCH, n_iter=STEPS, sampler="poisson", clip_w=1.0,
-                         clip_v=1.0)
+        return NoisySGDA(batch_size=BATCH, n_iter=STEPS, sampler=self._sampler_name(),
+                         clip_w=1.0, clip_v=1.0)
 
     def _in_halves(self):
         return self.slip in ("disjoint halves in threads", "three times the steps in threads")
@@ -94,18 +97,20 @@ class PlainSGDA(PrivateSolver):
             z_v = 0.0
         batch = {"batch doubled": 2 * BATCH, "smaller batches": BATCH // 2}.get(self.slip, BATCH)
         steps = 3 * STEPS if self.slip.startswith("three times the steps") else STEPS
-        sampler = make_sampler("poisson", n_plan, batch).over_rows(data.n_samples)
+        sampler = make_sampler(self._sampler_name(), n_plan, batch).over_rows(data.n_samples)
         clips = resolve_clip_norms(objective, 1.0, 1.0)
         oracle = NoisyGradientOracle(objective, data, sampler, (z_w, z_v), *clips, rng)
         exact = NoisyGradientOracle(objective, data, sampler, (0.0, 0.0), *clips, rng)
         w, v = objective.init_params(rng)
         chunk = None
         batches = sampler.batches(rng, steps)
+        if self.slip == "shuffled epochs, a fresh permutation per step":
+            batches = (next(sampler.batches(rng, 1)) for _ in range(steps))
         if self.slip == "each batch released twice":  # half the batches, the same releases
             batches = [idx for idx in sampler.batches(rng, steps // 2) for _ in range(2)]
+        if self.slip == "batches drawn with rng.choice":  # not the sampler's scheme
+            batches = (rng.choice(data.n_samples, batch, replace=False) for _ in range(steps))
         for t, idx in enumerate(batches):
-            if self.slip == "batches drawn with rng.choice":  # not the sampler's scheme
-                idx = rng.choice(data.n_samples, batch, replace=False)
             if self.slip == "noise skipped":
                 g_w, g_v = oracle.noisy_grads(w, v, idx, None)
             elif self.slip == "one noise row reused":
@@ -147,8 +152,11 @@ SLIPS = {
     "record's multiplier halved": "but its multiplier .* over 40 steps certifies",
     "blocks split below the joint": "which combine to",
     "batches drawn with rng.choice": "released noisy gradients of 1280 rows in batches, "
-                                     "but the 'poisson' samplers handed out only [0-9]+ rows",
+                                     "but the 'poisson' samplers handed out only 0 rows",
     "each batch released twice": "handed out only",
+    # 40 steps of 32 of 400 rows: ceil(40 / 12) = 4 epochs composed
+    "shuffled epochs, a fresh permutation per step": "put a row in [0-9]+ noisy batches "
+                                                     "where its calibration composes 4",
 }
 
 
@@ -205,7 +213,7 @@ def test_the_honest_run_and_the_built_in_solvers_pass():
     recursive regularization's rounds run on their own chunks)."""
     solvers = [PlainSGDA(), PlainSGDA("record rebuilt by hand"),
                PlainSGDA("disjoint halves in threads"), PlainSGDA("smaller batches"),
-               PlainSGDA("noise drawn in chunks of 16"),
+               PlainSGDA("noise drawn in chunks of 16"), PlainSGDA("shuffled epochs"),
                PlainSGDA("noise drawn, then the oracle called"), "sgda", "gda", "nseg", "nseg_multipass", "nispp", "recursive",
                "output_perturbation", "phased_output_perturbation",
                NoisySGDA(sampler="without_replacement", n_epochs=2),
@@ -335,3 +343,24 @@ def test_releases_below_a_recorded_noise_ratio_are_refused():
                                                         extrapolation_noise=2.0)):
         _fit(model, X, y, **kw)
         assert model.calibration_.noise_ratios == (2.0, 1.0)
+
+
+def test_full_batches_pass_whatever_indices_the_solver_passes():
+    """A full-batch run that passes idx=np.arange(n) rather than None releases the
+    same gradients; the samplers' tally (FullBatch yields None) must not refuse it."""
+    X, y = make_classification(100, 3, n_informative=2, n_redundant=0, random_state=0)
+    from skdpminimax.objectives import SquareLossAUC
+    from skdpminimax.objectives.base import SaddleData
+
+    objective = SquareLossAUC(3, 0.5, 4.0, 2.0)
+    solver = NoisySGDA(batch_size=None, n_iter=5, clip_w=1.0, clip_v=1.0)
+    record = solver.calibrate(objective, 100, _budget())
+    rng = np.random.default_rng(0)
+    with oracle_log(100) as log:
+        oracle = NoisyGradientOracle(objective, SaddleData(X, 2 * y - 1),
+                                     make_sampler("full", 100), record.block_noise_multipliers,
+                                     1.0, 1.0, rng)
+        w, v = objective.init_params(rng)
+        for _ in range(5):
+            oracle(w, v, np.arange(100))
+        check_run_matches_record(solver, record, log)

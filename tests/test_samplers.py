@@ -97,12 +97,37 @@ def test_shuffled_epochs_use_each_example_at_most_once_per_epoch():
     assert not sampler.subsampled and sampler.neighboring_relation == "replace-one"
 
 
-def test_shuffled_epochs_chunks_never_span_epochs_and_match_batches():
+def test_shuffled_epochs_chunks_hold_exactly_their_steps_across_epochs():
+    """A chunk holds min(chunk_steps, steps left) batches, across an epoch's end if need
+    be (NSEG pairs a chunk's steps two by two: an epoch of 7 batches once cut its
+    chunks at odd lengths and dropped a batch an epoch); the same batches whatever the
+    chunk size, and within an epoch no row twice."""
     sampler = ShuffledEpochs(50, 7)  # 7 batches an epoch
     one_by_one = list(sampler.batches(np.random.default_rng(5), 23))
     chunked = []
-    for indices, starts, stops in sampler.batch_chunks(np.random.default_rng(5), 23, 3):
-        assert len(starts) <= 3
+    for indices, starts, stops in sampler.batch_chunks(np.random.default_rng(5), 23, 4):
+        assert len(starts) == min(4, 23 - len(chunked))
         chunked += [indices[a:b] for a, b in zip(starts, stops)]
     assert len(chunked) == 23
     assert all(np.array_equal(a, b) for a, b in zip(one_by_one, chunked))
+    for e in range(3):
+        epoch = np.concatenate(chunked[7 * e:7 * (e + 1)])
+        assert len(np.unique(epoch)) == len(epoch) == 49
+
+
+def test_shuffled_epochs_count_whole_batches_in_n_epochs():
+    """n_epochs under shuffled epochs means passes of n // m batches: ceil(E n / m)
+    steps spilled into an epoch more, which the accountant charges in full (1,000 rows
+    in batches of 64, one epoch: 16 steps, two epochs charged)."""
+    from skdpminimax.objectives import SquareLossAUC
+    from skdpminimax.privacy import PrivacyBudget
+    from skdpminimax.solvers import NoisyExtragradient, NoisySGDA
+    objective = SquareLossAUC(3, 0.5, data_norm=4.0, radius=10.0)
+    budget = PrivacyBudget(1.0, 1e-5)
+    for n, m, epochs, steps in [(1000, 64, 1, 15), (600, 32, 2, 36), (60000, 64, 15, 14055)]:
+        cal = NoisySGDA(sampler="shuffle", batch_size=m, n_epochs=epochs).calibrate(
+            objective, n, budget)
+        assert (cal.n_steps, cal.n_compositions) == (steps, epochs)
+        nseg = NoisyExtragradient(mode="multi_pass", sampler="shuffle", batch_size=m,
+                                  n_epochs=epochs).calibrate(objective, n, budget)
+        assert nseg.n_steps <= steps and nseg.n_compositions == epochs

@@ -393,3 +393,24 @@ def test_extrapolation_noise_must_be_positive():
     with pytest.raises(ValueError, match="extrapolation_noise"):
         NoisyExtragradient(extrapolation_noise=0.0).calibrate(
             objective, 1000, PrivacyBudget(1.0, 1e-5))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize("n", [30, 19, 15])  # epochs of 3, 1 and 1 batches of 10
+def test_multi_pass_nseg_over_shuffled_epochs_takes_every_planned_step(n, backend):
+    """NSEG pairs a chunk's steps two by two; shuffled epochs of an odd number of
+    batches once ended chunks at odd lengths, so a batch an epoch was dropped (and with
+    one batch an epoch, every step: a zero model after the spend)."""
+    if backend == "numba":
+        pytest.importorskip("numba")
+    from skdpminimax.objectives import SquareLossAUC
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 3))
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    objective = SquareLossAUC(3, 0.5, data_norm=4.0, radius=10.0)
+    solver = NoisyExtragradient(mode="multi_pass", sampler="shuffle", batch_size=10, n_iter=6,
+                                step_size=0.1, backend=backend)
+    for budget in (NO_PRIVACY, PrivacyBudget(5.0, 1e-5)):
+        result = solver.solve(objective, SaddleData(X, y), budget, np.random.default_rng(1))
+        assert result.diagnostics["n_grad_evals"] == 2 * 6 * 10
+        assert np.any(result.w != 0)

@@ -102,8 +102,9 @@ class NoiseCalibration:
         for a solver that does not split (NISPP).
     n_compositions : int
         How many of the ``n_steps`` releases one example can affect, i.e. how many
-        times the accountant composed the step's event (``n_steps``, or 1 for
-        disjoint batches by parallel composition).
+        times the accountant composed the step's event (``n_steps``; by parallel
+        composition 1 for disjoint batches and the number of epochs touched for
+        shuffled epochs).
     noise_ratios : tuple of float
         The releases cycle through these factors on ``noise_multiplier``: release
         ``i`` has multiplier ``noise_ratios[i % k] * noise_multiplier`` (and the

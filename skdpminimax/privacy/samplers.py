@@ -342,16 +342,25 @@ class ShuffledEpochs(_Sampler):
         return -(-int(n_steps) // self.steps_per_epoch)
 
     def _chunks(self, rng, n_steps, chunk_steps):
-        # One permutation per epoch; a chunk never spans two epochs.
+        # One permutation per epoch, drawn when the last one runs out (the same draws
+        # whatever the chunk size). A chunk holds exactly min(chunk_steps, steps left)
+        # batches, across epochs if need be: NSEG pairs a chunk's steps two by two.
         m, per_epoch = self.batch_size, self.steps_per_epoch
         chunk_steps = max(1, int(chunk_steps))
+        order, position = None, per_epoch  # position: the next batch of the epoch
         done = 0
         while done < n_steps:
-            order = rng.permutation(self.n_samples)
-            steps = min(per_epoch, n_steps - done)
-            for first in range(0, steps, chunk_steps):
-                starts = np.arange(first, min(first + chunk_steps, steps), dtype=np.intp) * m
-                yield order, starts, starts + m
+            steps = min(chunk_steps, n_steps - done)
+            parts, left = [], steps
+            while left:
+                if position == per_epoch:
+                    order, position = rng.permutation(self.n_samples), 0
+                take = min(left, per_epoch - position)
+                parts.append(order[position * m:(position + take) * m])
+                position += take
+                left -= take
+            starts = np.arange(steps, dtype=np.intp) * m
+            yield (parts[0] if len(parts) == 1 else np.concatenate(parts)), starts, starts + m
             done += steps
 
     def dp_event(self, noise_multiplier):

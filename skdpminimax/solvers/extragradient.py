@@ -25,6 +25,7 @@ from skdpminimax.solvers.base import PrivateSolver, SolverResult
 from skdpminimax.solvers.oracle import (
     NoisyGradientOracle,
     blas_threads_for_steps,
+    chunk_rows,
     resolve_clip_norms,
 )
 
@@ -62,7 +63,8 @@ class NoisyExtragradient(PrivateSolver):
     n_iter : int or None, default=None
         Iterations ``T`` (each makes two releases). Single pass: at most
         ``n // (2 B)``, which is the default. Multi pass: default
-        ``ceil(n_epochs * n / (2 B))``.
+        ``ceil(n_epochs * n / (2 B))`` (``sampler="shuffle"``:
+        ``floor(n_epochs * (n // B) / 2)``, whole epochs of ``n // B`` batches).
     n_epochs : float, default=10
         Multi pass only: passes over the data when ``n_iter`` is None.
     step_size : float or "auto", default="auto"
@@ -88,8 +90,9 @@ class NoisyExtragradient(PrivateSolver):
         (at ``x``); 1 is the paper's equal noise. The update's noise accumulates in
         ``u`` while the extrapolation's enters ``u`` only through ``gamma`` times the
         operator's change, so a ratio above 1 buys the update less noise for the same
-        budget (multi pass; in single pass an example is in one release only and the
-        ratio buys nothing). The two kinds are composed each as often as it occurs.
+        budget (multi pass with a subsampling sampler; in single pass, and over
+        shuffled epochs, an example's releases are charged at the least noisy kind and
+        the ratio buys nothing). The two kinds are composed each as often as it occurs.
     accounting : {"pld", "rdp"}, default="pld"
         Accountant used for calibration (RDP where PLD does not apply).
     backend : {"auto", "numpy", "numba"}, default="auto"
@@ -198,6 +201,11 @@ class NoisyExtragradient(PrivateSolver):
         sampler = make_sampler(self.sampler, n_samples, batch)
         if self.n_iter is not None:
             return sampler, self.n_iter
+        whole = getattr(sampler, "steps_per_epoch", None)
+        if whole is not None:
+            # Shuffled epochs of n // m batches: the iterations their releases fill, so
+            # that no pair spills into an epoch more (charged in full).
+            return sampler, max(1, math.floor(self.n_epochs * whole / 2))
         return sampler, max(1, math.ceil(self.n_epochs * n_samples / (2 * sampler.batch_size)))
 
     def calibrate(self, objective, n_samples, budget):
@@ -252,8 +260,10 @@ class NoisyExtragradient(PrivateSolver):
                 def run_kernel(w, v, sum_w, sum_v, indices, starts, stops, noise_ext, noise_upd):
                     kernel(w, v, sum_w, sum_v, indices, starts, stops, noise_ext, noise_upd)
                     # the noise rows the kernel added, on the chunk's batches (run log)
-                    extrapolation.consumed(len(starts) // 2, indices)
-                    update.consumed(len(starts) // 2, indices)
+                    k = len(starts) // 2  # extrapolations on even steps, updates on odd
+                    extrapolation.consumed(
+                        k, chunk_rows(indices, starts, stops, slice(0, 2 * k, 2)))
+                    update.consumed(k, chunk_rows(indices, starts, stops, slice(1, 2 * k, 2)))
 
                 return run_kernel
         W, V = objective.primal_set, objective.dual_set

@@ -52,6 +52,22 @@ _NOISE_FLOATS = 1 << 21
 _SMALL_STEP_ENTRIES = 1 << 24
 
 
+def chunk_rows(indices, starts, stops, steps=slice(None)):
+    """The rows of a chunk's batches ``indices[starts[j]:stops[j]]`` for the steps
+    ``j`` in ``steps`` (a slice), concatenated (``None`` where every step uses all rows):
+    what a compiled runner reports to :meth:`NoisyGradientOracle.consumed`."""
+    if indices is None:
+        return None
+    starts, stops = np.asarray(starts)[steps], np.asarray(stops)[steps]
+    if len(starts) == 0:
+        return indices[:0]
+    if steps == slice(None) and starts[0] <= stops[-1]:
+        contiguous = np.array_equal(starts[1:], stops[:-1])
+        if contiguous:
+            return indices[starts[0]:stops[-1]]
+    return np.concatenate([indices[a:b] for a, b in zip(starts.tolist(), stops.tolist())])
+
+
 def blas_threads_for_steps(batch_size, n_params):
     """A context for a solver's step loop: one BLAS thread where the steps are small
     (``batch_size * n_params < _SMALL_STEP_ENTRIES``), the library's default otherwise.
@@ -278,6 +294,12 @@ class NoisyGradientOracle:
         # their number matches the data's, which is private under add/remove-one).
         self._traced = log is not None and getattr(data, "run_log", None) is not None
         self._pool = None  # which of its rows its noisy batches came from (a mask)
+        # Under a sampler that claims no subsampling (disjoint batches, shuffled epochs)
+        # the accountant composes one release per batch an example is in
+        # (n_compositions), not per step: count each row's batches.
+        self._counts_batches = (not getattr(sampler, "subsampled", True)
+                                and getattr(sampler, "name", None) != "full")
+        self._batches_of_row = None
 
     @property
     def n_releases(self):
@@ -307,12 +329,45 @@ class NoisyGradientOracle:
         else:
             self._pool[idx] = True
 
+    @property
+    def batches_of_row(self):
+        """How many of its noisy batches each of its rows was in (an int array over its
+        rows), for a sampler that claims no subsampling; else ``None``."""
+        if not self._counts_batches:
+            return None
+        if self._batches_of_row is None:
+            return np.zeros(self.data.n_samples, dtype=np.int32)
+        return self._batches_of_row
+
+    @property
+    def traced_rows(self):
+        """``(traced, row_ids)``: whether its rows trace back to the estimator's, and
+        their positions there (``None``: the estimator's rows themselves, in order)."""
+        return self._traced, self._row_ids
+
+    def _count_batch(self, idx):
+        """Add one batch of the rows ``idx`` (``None``: all) to the rows' counts."""
+        if not self._counts_batches:
+            return
+        if self._batches_of_row is None:
+            self._batches_of_row = np.zeros(self.data.n_samples, dtype=np.int32)
+        if idx is None:
+            self._batches_of_row += 1
+        else:
+            np.add.at(self._batches_of_row, np.asarray(idx), 1)
+
     def consumed(self, n_calls, indices=None):
         """Report ``n_calls`` noise rows used by a step that does not call the oracle
-        (a compiled kernel), on batches of the rows ``indices`` (``None``: all)."""
+        (a compiled kernel), on the batches' rows ``indices`` (``None``: all), each
+        row as often as it was in one of them (:func:`chunk_rows`)."""
         if self._noisy:
             self.n_used += int(n_calls)
             self._mark(indices)
+            if indices is None:
+                for _ in range(int(n_calls)):
+                    self._count_batch(None)
+            else:
+                self._count_batch(indices)
 
     @property
     def noisy(self):
@@ -364,6 +419,7 @@ class NoisyGradientOracle:
             if self._noisy:
                 self.n_used += 1
                 self._mark(idx)
+                self._count_batch(idx)
                 if idx is not None:
                     self.n_rows_released += batch.n_samples
         elif self._noisy:

@@ -158,6 +158,7 @@ def check_run_matches_record(solver, calibration, oracles):
                 f"{oracle.n_drawn}: a row used twice, or noise not drawn by the oracle "
                 f"(use the rows of noise_block, once each). {_NOTHING_RELEASED}")
     _check_batches_from_samplers(name, noisy, getattr(oracles_log, "yielded_at_start", None))
+    _check_batches_per_row(name, calibration, noisy)
     exposure = _largest_exposure(noisy)
     n_steps = int(calibration.n_steps)
     if exposure > n_steps:
@@ -181,7 +182,9 @@ def _check_batches_from_samplers(name, noisy, yielded_at_start):
     released = Counter()
     for oracle in noisy:
         sampler = oracle.sampler
-        if type(sampler).batch_chunks is _Sampler.batch_chunks and oracle.n_rows_released:
+        # (full batches use every row whatever indices a solver passes)
+        if (type(sampler).batch_chunks is _Sampler.batch_chunks and sampler.name != "full"
+                and oracle.n_rows_released):
             released[sampler.name] += oracle.n_rows_released
     if not released:
         return
@@ -196,6 +199,54 @@ def _check_batches_from_samplers(name, noisy, yielded_at_start):
                 f"batch_chunks) and release each once; batches drawn another way "
                 f"(rng.choice, a permutation) or released twice are not what the "
                 f"calibration accounts for. {_NOTHING_RELEASED}")
+
+
+def _check_batches_per_row(name, calibration, noisy):
+    """Under a sampler that claims no subsampling (disjoint batches, shuffled epochs)
+    the accountant composes one release per batch an example can be in
+    (``n_compositions``), not one per step: no original row may have been in more of
+    the run's noisy batches. Each call of ``batches`` / ``batch_chunks`` starts a
+    fresh permutation, so a run that draws its steps in several calls can put a row in
+    far more batches than its record composes."""
+    # (0, the field's default, or missing: a record built by hand; its steps then)
+    allowed = getattr(calibration, "n_compositions", 0) or calibration.n_steps
+    largest = _largest_batch_count(noisy)
+    if largest is not None and largest > int(allowed):
+        raise RuntimeError(
+            f"{name}'s run put a row in {largest} noisy batches where its calibration "
+            f"composes {int(allowed)} release(s) per example (n_compositions; the "
+            f"{calibration.sampler!r} sampler claims no subsampling): draw all the steps "
+            f"from one call of the sampler's batches or batch_chunks, as each call starts "
+            f"a fresh permutation. {_NOTHING_RELEASED}")
+
+
+def _largest_batch_count(noisy):
+    """The most noisy batches any original row was in, over the oracles that count
+    them (``None`` if none does): traced rows added up across oracles, rows of unknown
+    origin on their own."""
+    total, unknown, counted = None, 0, False
+    for oracle in noisy:
+        counts = getattr(oracle, "batches_of_row", None)
+        if counts is None:
+            continue
+        counted = True
+        traced, row_ids = oracle.traced_rows
+        if not traced:
+            unknown = max(unknown, int(counts.max(initial=0)))
+            continue
+        size = len(counts) if row_ids is None else int(np.max(row_ids, initial=-1)) + 1
+        if total is None or len(total) < size:
+            grown = np.zeros(size, dtype=np.int32)
+            if total is not None:
+                grown[:len(total)] = total
+            total = grown
+        if row_ids is None:
+            total[:len(counts)] += counts
+        else:
+            np.add.at(total, np.asarray(row_ids), counts)
+    if not counted:
+        return None
+    return max(unknown, int(total.max(initial=0)) if total is not None else 0)
 
 
 def _level(oracle, calibration, recorded):

@@ -26,6 +26,7 @@ from skdpminimax.solvers.oracle import (
     GENERIC_CLIP,
     NoisyGradientOracle,
     blas_threads_for_steps,
+    chunk_rows,
     dual_clips,
     gradients_shrink_at_fit,
     max_example_weight,
@@ -182,7 +183,8 @@ class NoisySGDA(PrivateSolver):
         the full data set every step: DP-GDA.
     n_epochs : float or "auto", default=15
         Passes over the data; gives ``n_iter = ceil(n_epochs * n_samples / batch_size)``
-        (for full batch, ``ceil(n_epochs)``). Ignored when ``n_iter`` is set.
+        (for full batch, ``ceil(n_epochs)``; for ``sampler="shuffle"``,
+        ``ceil(n_epochs * (n_samples // batch_size))``, epochs of whole batches). Ignored when ``n_iter`` is set.
         ``"auto"``: 15 epochs, lengthened on small data sets (doubling, up to 8,000
         steps) as long as a step's primal noise energy relative to the clip,
         ``E = d_w (z_w s / m)^2`` after calibration for the longer run, stays at most
@@ -355,6 +357,9 @@ class NoisySGDA(PrivateSolver):
         if self.n_iter is not None:
             return int(self.n_iter)
         epochs = _AUTO_EPOCHS if self.n_epochs == "auto" else self.n_epochs
+        whole = getattr(sampler, "steps_per_epoch", None)
+        if whole is not None:  # shuffled epochs of n // m batches: no spill into another
+            return max(1, math.ceil(epochs * whole))
         return max(1, math.ceil(epochs * sampler.n_samples / sampler.batch_size))
 
     def fix_plan(self, calibration):
@@ -513,7 +518,8 @@ class NoisySGDA(PrivateSolver):
             if kernel is not None:  # backend="numba" without a kernel was refused by calibrate
                 def run_kernel(w, v, sum_w, sum_v, indices, starts, stops, noise, *steps):
                     kernel(w, v, sum_w, sum_v, indices, starts, stops, noise, *steps)
-                    oracle.consumed(len(starts), indices)  # the rows it added (run log)
+                    # the noise rows it added, on the chunk's batches (run log)
+                    oracle.consumed(len(starts), chunk_rows(indices, starts, stops))
 
                 return run_kernel
         W, V = objective.primal_set, objective.dual_set
