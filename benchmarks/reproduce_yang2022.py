@@ -177,8 +177,9 @@ ORIGINAL_STEP_OVERRIDES = {
 # used, shuffled epochs (PyTorch's DataLoader; the digest), since the "-shuf" rows;
 # neutral to positive on validation (docs/benchmarks.md).
 ORIGINAL_SAMPLER = "shuffle"
-# The tag of Original rows run over shuffled epochs.
-ORIGINAL_SHUFFLE_TAG = "-shuf"
+# The tag of Original rows run over shuffled epochs ("-shuf2": whole epochs of n // m
+# batches, and NSEG no longer dropping a batch of each odd epoch; "-shuf" before).
+ORIGINAL_SHUFFLE_TAG = "-shuf2"
 
 
 def original_sampler(method):

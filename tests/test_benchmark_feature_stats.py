@@ -165,13 +165,13 @@ def test_ijcnn1_rows_get_one_common_std_that_keeps_the_released_total_variance()
 def test_config_tags_follow_the_release():
     assert repro.config_tag("sgda-mlp", 1.0, "ijcnn1", 1e-6) == "v3-mlp10-pld-fine"
     assert repro.config_tag("sgda-mlp", 0.1, "ijcnn1", 1e-4) == "v3-mlp9-pld-fine"
-    assert repro.config_tag("sgda-mlp", math.inf, "ijcnn1") == "v3-mlp9-ori-shuf"
+    assert repro.config_tag("sgda-mlp", math.inf, "ijcnn1") == "v3-mlp9-ori-shuf2"
     assert repro.config_tag("sgda-linear", 0.1, "mnist", 1e-6) == "v3-rng7-pld-fine"
     assert repro.config_tag("nseg", 10.0, "fashion-mnist", 1e-4) == "v3-rng8-pld-chunk"
-    assert repro.config_tag("sgda-linear", math.inf, "mnist") == "v3-rng5-ori2-shuf"
+    assert repro.config_tag("sgda-linear", math.inf, "mnist") == "v3-rng5-ori2-shuf2"
     assert repro.config_tag("sgda-linear", 1.0, "ijcnn1", 1e-6) == "v3-rng4-pld-fine"
     assert repro.config_tag("nseg", 1.0, "ijcnn1", 1e-6) == "v3-rng6-pld-fine-chunk"
-    assert repro.config_tag("nseg", math.inf, "ijcnn1") == "v3-rng4-ori-shuf-chunk"
+    assert repro.config_tag("nseg", math.inf, "ijcnn1") == "v3-rng4-ori-shuf2-chunk"
     assert repro.config_tag("sgda-linear", 0.1, "ijcnn1", 1e-6) == "v3-rng9-pld-fine"
     # the image MLP's cells keep the shares added, and their tag
     assert repro.composition("sgda-mlp", "mnist") == "basic"
