@@ -990,7 +990,7 @@ class DPMinimaxEstimator(LedgerGuardMixin, BaseEstimator):
         if reach is not None and reach < _MIN_SCORE_RANGE:
             warnings.warn(
                 f"radius * data_norm = {reach:.3g}: a linear model of norm at most "
-                f"radius ({self.radius:g}) moves a score by at most that over rows of norm "
+                f"radius ({reach / norm:g}) moves a score by at most that over rows of norm "
                 f"{norm:.3g}, while the loss works on scores of about 1, so no model can "
                 "fit, even without noise. Rescale the features to norms about 1 (public "
                 "constants, or DPStandardScaler) or raise radius.", UserWarning)

@@ -461,6 +461,8 @@ def test_a_score_range_too_small_to_fit_warns():
              (DPGroupFairRegressor, Xr, yr, {"sensitive_features": groups})]
     for cls, X_, y_, fit_kw in cases:
         extra = {"bounds": (-300.0, 300.0)} if cls is DPGroupFairRegressor else {}
+        if cls is DPAUCMaximizer:
+            extra = {"radius": 10.0}  # its default "auto" radius grows as 1 / data_norm
         with pytest.warns(UserWarning, match=r"radius \* data_norm = 5e-05"):
             cls(epsilon=np.inf, data_norm=5e-6, accountant=BudgetAccountant(),
                 **extra).fit(X_ * 1e-6, y_, **fit_kw)
@@ -469,6 +471,28 @@ def test_a_score_range_too_small_to_fit_warns():
             cls(epsilon=np.inf, data_norm=5.0, accountant=BudgetAccountant(),
                 **extra).fit(X_, y_, **fit_kw)
         assert not any("radius * data_norm" in str(w.message) for w in record)
+
+
+def test_the_auto_radius_fits_tiny_features():
+    """DPAUCMaximizer's radius="auto" grows as 1 / data_norm: features at 1e-6 fit as
+    they do at scale 1 (with radius 10 the scores could not move; the test above)."""
+    from sklearn.datasets import make_classification
+    from sklearn.metrics import roc_auc_score
+
+    from skdpminimax import DPAUCMaximizer
+
+    X, y = make_classification(200, 5, random_state=0)
+    aucs = []
+    for scale in (1e-6, 1.0):
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            model = DPAUCMaximizer(epsilon=np.inf, data_norm=5.0 * scale,
+                                   accountant=BudgetAccountant()).fit(X * scale, y)
+        assert not any("radius * data_norm" in str(w.message) for w in record)
+        # max(10, max(10, sqrt(5)) / data_norm)
+        assert model.objective_.radius == pytest.approx(max(10.0, 10.0 / (5.0 * scale)))
+        aucs.append(roc_auc_score(y, model.decision_function(X * scale)))
+    assert aucs[0] > 0.95 and aucs[0] == pytest.approx(aucs[1], abs=0.01)
 
 
 @cases

@@ -31,6 +31,12 @@ from skdpminimax.sets import Box, L2Ball, ProductSet
 __all__ = ["SquareLossAUC"]
 
 
+def linear_solution_norm(n_features, data_norm):
+    """The public guess of a linear AUC scorer's solution norm, ``max(10, sqrt(d)) /
+    data_norm`` (see :meth:`SquareLossAUC.typical_solution_norm`)."""
+    return max(10.0, math.sqrt(n_features)) / data_norm
+
+
 class SquareLossAUC(SaddleObjective):
     """Square-loss AUC saddle objective; labels encoded as ``+1`` / ``-1``.
 
@@ -217,7 +223,7 @@ class SquareLossAUC(SaddleObjective):
         # guess for the MLP's weights.
         if not isinstance(self.scorer, LinearScorer) or not self.data_norm > 0:
             return None
-        return max(10.0, math.sqrt(self.n_features)) / self.data_norm
+        return linear_solution_norm(self.n_features, self.data_norm)
 
     def typical_grad_rms_fraction(self):
         # A positive's gradient carries the weight 1 - p, a negative's p: their RMS is

@@ -1,0 +1,85 @@
+"""DPAUCMaximizer's ball radius: the earlier fixed ``radius=10`` against ``radius="auto"``.
+
+``"auto"`` is ``max(10, D)`` for the linear scorer, ``D = max(10, sqrt(d)) / data_norm``
+the objective's public guess of a solution's norm (the default step's ``D``): the ball
+then holds the solutions the step is sized for. It differs from 10 only where
+``data_norm`` is small against ``sqrt(d) / 10``. Tasks (70/30 split, class ratio
+declared public, ``delta = 1e-5``, the default solver, test ROC AUC %, mean over seeds,
+the fitted coefficients' norm in brackets): ``auc_solution_norm.py``'s binary sparse
+rows and one-hot table, ``sparse_auc.py``'s unit-norm text-like rows (20,000 x
+20,000, 50 nonzeros), and two dense tasks with rows scaled to unit norm
+(breast cancer; 20,000 generated rows of 300 features).
+
+    python benchmarks/auc_radius.py --seeds 3
+"""
+
+import argparse
+import math
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.datasets import load_breast_cancer, make_classification
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import Normalizer, StandardScaler
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from auc_solution_norm import binary_sparse, one_hot_table  # noqa: E402  (sibling scripts)
+from sparse_auc import make_sparse  # noqa: E402
+
+from skdpminimax import DPAUCMaximizer  # noqa: E402
+
+RADII = (10.0, "auto")
+
+
+def tasks():
+    """(name, X_train, X_test, y_train, y_test, data_norm)."""
+    def split(X, y):
+        return train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+
+    for k in (10, 50):
+        yield (f"binary sparse, {k} per row", *split(*binary_sparse(k)), math.sqrt(k))
+    yield ("one-hot table (500 columns)", *split(*one_hot_table()), math.sqrt(20))
+    yield ("text-like, 20,000 columns", *split(*make_sparse(20000, 20000, 50)), 1.0)
+    X, y = load_breast_cancer(return_X_y=True)
+    unit = Normalizer().fit_transform(StandardScaler().fit_transform(X))
+    yield ("breast cancer, unit rows", *split(unit, y), 1.0)
+    X, y = make_classification(20000, 300, n_informative=30, random_state=1)
+    yield ("300 dense features, unit rows", *split(Normalizer().fit_transform(X), y), 1.0)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--epsilons", nargs="+", type=float, default=[math.inf, 10, 1, 0.3])
+    parser.add_argument("--seeds", type=int, default=3)
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore")
+    print("test AUC % (coefficient norm), radius 10 / auto")
+    print("| task | auto radius | " + " | ".join(f"epsilon {e:g}" for e in args.epsilons) + " |")
+    print("|---|---|" + "---|" * len(args.epsilons))
+    start = time.perf_counter()
+    for name, X_train, X_test, y_train, y_test, data_norm in tasks():
+        cells, auto_radius = [], None
+        for epsilon in args.epsilons:
+            parts = []
+            for radius in RADII:
+                aucs, norms = [], []
+                for seed in range(args.seeds):
+                    model = DPAUCMaximizer(epsilon=epsilon, delta=1e-5, data_norm=data_norm,
+                                           pos_ratio=float(np.mean(y_train)), radius=radius,
+                                           random_state=seed).fit(X_train, y_train)
+                    aucs.append(100.0 * roc_auc_score(y_test, model.decision_function(X_test)))
+                    norms.append(np.linalg.norm(model.coef_))
+                    if radius == "auto":
+                        auto_radius = model.objective_.radius
+                parts.append(f"{np.mean(aucs):.2f} ({np.mean(norms):.0f})")
+            cells.append(" / ".join(parts))
+        print(f"| {name} | {auto_radius:.1f} | " + " | ".join(cells) + " |", flush=True)
+    print(f"({time.perf_counter() - start:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
