@@ -23,12 +23,10 @@ from pathlib import Path
 import numpy as np
 from sklearn.datasets import load_breast_cancer, make_classification
 from sklearn.metrics import roc_auc_score
-from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import Normalizer, StandardScaler
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from auc_solution_norm import binary_sparse, one_hot_table  # noqa: E402  (sibling scripts)
-from sparse_auc import make_sparse  # noqa: E402
+from auc_solution_norm import sparse_tasks, split  # noqa: E402  (a sibling script)
 
 from skdpminimax import DPAUCMaximizer  # noqa: E402
 
@@ -37,13 +35,7 @@ RADII = (10.0, "auto")
 
 def tasks():
     """(name, X_train, X_test, y_train, y_test, data_norm)."""
-    def split(X, y):
-        return train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
-
-    for k in (10, 50):
-        yield (f"binary sparse, {k} per row", *split(*binary_sparse(k)), math.sqrt(k))
-    yield ("one-hot table (500 columns)", *split(*one_hot_table()), math.sqrt(20))
-    yield ("text-like, 20,000 columns", *split(*make_sparse(20000, 20000, 50)), 1.0)
+    yield from sparse_tasks()
     X, y = load_breast_cancer(return_X_y=True)
     unit = Normalizer().fit_transform(StandardScaler().fit_transform(X))
     yield ("breast cancer, unit rows", *split(unit, y), 1.0)

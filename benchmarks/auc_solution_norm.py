@@ -71,15 +71,22 @@ def one_hot_table(seed=3):
     return sp.csr_matrix(bins.fit_transform(X)), y
 
 
-def tasks(data_dir):
-    """(name, X_train, X_test, y_train, y_test, data_norm)."""
-    def split(X, y):
-        return train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+def split(X, y):
+    """The tasks' 70/30 stratified split."""
+    return train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
 
+
+def sparse_tasks():
+    """The sparse tasks: (name, X_train, X_test, y_train, y_test, data_norm)."""
     for k in (10, 50):
         yield (f"binary sparse, {k} per row", *split(*binary_sparse(k)), math.sqrt(k))
     yield ("one-hot table (500 columns)", *split(*one_hot_table()), math.sqrt(20))
     yield ("text-like, 20,000 columns", *split(*make_sparse(20000, 20000, 50)), 1.0)
+
+
+def tasks(data_dir):
+    """(name, X_train, X_test, y_train, y_test, data_norm)."""
+    yield from sparse_tasks()
     yield from auc_defaults.datasets(data_dir)
 
 
