@@ -46,8 +46,9 @@ __all__ = [
 # Steps whose batches are drawn at once: bounds memory for long runs.
 _CHUNK_STEPS = 1024
 
-# Rows yielded in batches by the library's samplers, by sampler name, in this process: the estimators compare the rows their oracles released gradients of
-# with what was yielded during the fit (skdpminimax.solvers.run_log).
+# Rows yielded in batches by the library's samplers, by sampler name, in this
+# process: the estimators compare the rows their oracles released gradients of with
+# what was yielded during the fit (skdpminimax.solvers.run_log).
 _YIELDED = Counter()
 _YIELDED_LOCK = threading.Lock()
 
@@ -323,9 +324,9 @@ class ShuffledEpochs(_Sampler):
     adaptively. :meth:`releases_per_example` is the number of epochs the run
     touches, ``ceil(n_steps / (n // m))``, and the accountant composes the plain
     Gaussian event that many times. No amplification by shuffling is claimed: the
-    bound holds even for a run that also released its permutations. Without noise (``epsilon = inf``) this is the
-    loader of the papers' non-private experiments. The permutations come from
-    ``rng`` only, never from the data.
+    bound holds even for a run that also released its permutations. Without noise
+    (``epsilon = inf``) this is the loader of the papers' non-private experiments.
+    The permutations come from ``rng`` only, never from the data.
     """
 
     name = "shuffle"

@@ -9,8 +9,8 @@ solve the estimators compare the oracles that added noise with the record
 (:func:`check_run_matches_record`) and refuse a run that departs from it before
 anything is released. This catches honest slips in a solver built on the library's
 oracle and samplers (more steps than recorded, a larger batch, a block's noise
-forgotten, a noise row reused, batches not drawn from a sampler), not a solver that adds its noise elsewhere: such a
-solver's proof stays its own (docs/extending.rst).
+forgotten, a noise row reused, batches not drawn from a sampler), not a solver that
+adds its noise elsewhere: such a solver's proof stays its own (docs/extending.rst).
 
 The record itself is checked too (:func:`check_record_certifies`): its block
 multipliers must combine to at least its joint one, and a record this library did not
@@ -25,7 +25,10 @@ never passed back counts the rows it drew. Each release counts against every ori
 row the oracle's batches came from (its *pool*: the rows it indexed, traced back
 through ``data.take``). The largest count over the original rows must be at most
 ``n_steps``: NSEG's two oracles on the same rows add up, recursive regularization's
-rounds on disjoint chunks do not, a run restarted on the same rows adds up.
+rounds on disjoint chunks do not, a run restarted on the same rows adds up. Under a
+sampler that claims no subsampling (disjoint batches, shuffled epochs) each row's
+batches are counted too, against ``n_compositions``; and the rows released in
+batches may not outnumber those the library's samplers handed out during the fit.
 """
 
 import contextlib

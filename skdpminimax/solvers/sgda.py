@@ -184,7 +184,8 @@ class NoisySGDA(PrivateSolver):
     n_epochs : float or "auto", default=15
         Passes over the data; gives ``n_iter = ceil(n_epochs * n_samples / batch_size)``
         (for full batch, ``ceil(n_epochs)``; for ``sampler="shuffle"``,
-        ``ceil(n_epochs * (n_samples // batch_size))``, epochs of whole batches). Ignored when ``n_iter`` is set.
+        ``ceil(n_epochs * (n_samples // batch_size))``, epochs of whole batches).
+        Ignored when ``n_iter`` is set.
         ``"auto"``: 15 epochs, lengthened on small data sets (doubling, up to 8,000
         steps) as long as a step's primal noise energy relative to the clip,
         ``E = d_w (z_w s / m)^2`` after calibration for the longer run, stays at most
