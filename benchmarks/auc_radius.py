@@ -1,14 +1,16 @@
 """DPAUCMaximizer's ball radius: the earlier fixed ``radius=10`` against ``radius="auto"``.
 
-``"auto"`` is ``max(10, D)`` for the linear scorer, ``D = max(10, sqrt(d)) / data_norm``
-the objective's public guess of a solution's norm (the default step's ``D``): the ball
-then holds the solutions the step is sized for. It differs from 10 only where
-``data_norm`` is small against ``sqrt(d) / 10``. Tasks (70/30 split, class ratio
+``"auto"`` is ``max(10, sqrt(d) / max(1, data_norm))`` for the linear scorer under the
+clipping gradient solvers: the default step's guess of a solution's norm on rows of norm
+up to 1, so the ball holds the sparse solutions the step is sized for. It differs from
+10 only where ``d > 100`` and ``data_norm < sqrt(d) / 10``, and never grows as
+``1 / data_norm``. Tasks (70/30 split, class ratio
 declared public, ``delta = 1e-5``, the default solver, test ROC AUC %, mean over seeds,
 the fitted coefficients' norm in brackets): ``auc_solution_norm.py``'s binary sparse
 rows and one-hot table, ``sparse_auc.py``'s unit-norm text-like rows (20,000 x
-20,000, 50 nonzeros), and two dense tasks with rows scaled to unit norm
-(breast cancer; 20,000 generated rows of 300 features).
+20,000, 50 nonzeros), two dense tasks with rows scaled to unit norm (breast cancer;
+20,000 generated rows of 300 features), and breast cancer standardised and scaled by
+1e-3 (rows of a small scale).
 
     python benchmarks/auc_radius.py --seeds 3
 """
@@ -41,6 +43,11 @@ def tasks():
     yield ("breast cancer, unit rows", *split(unit, y), 1.0)
     X, y = make_classification(20000, 300, n_informative=30, random_state=1)
     yield ("300 dense features, unit rows", *split(Normalizer().fit_transform(X), y), 1.0)
+    # rows of a small scale: the ball must not grow as 1 / data_norm (a review)
+    X, y = load_breast_cancer(return_X_y=True)
+    small = StandardScaler().fit_transform(X) * 1e-3
+    yield ("breast cancer, scaled by 1e-3", *split(small, y),
+           float(np.ceil(np.linalg.norm(small, axis=1).max() * 1e3) / 1e3))
 
 
 def main(argv=None):

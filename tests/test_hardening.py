@@ -461,8 +461,6 @@ def test_a_score_range_too_small_to_fit_warns():
              (DPGroupFairRegressor, Xr, yr, {"sensitive_features": groups})]
     for cls, X_, y_, fit_kw in cases:
         extra = {"bounds": (-300.0, 300.0)} if cls is DPGroupFairRegressor else {}
-        if cls is DPAUCMaximizer:
-            extra = {"radius": 10.0}  # its default "auto" radius grows as 1 / data_norm
         with pytest.warns(UserWarning, match=r"radius \* data_norm = 5e-05"):
             cls(epsilon=np.inf, data_norm=5e-6, accountant=BudgetAccountant(),
                 **extra).fit(X_ * 1e-6, y_, **fit_kw)
@@ -473,26 +471,38 @@ def test_a_score_range_too_small_to_fit_warns():
         assert not any("radius * data_norm" in str(w.message) for w in record)
 
 
-def test_the_auto_radius_fits_tiny_features():
-    """DPAUCMaximizer's radius="auto" grows as 1 / data_norm: features at 1e-6 fit as
-    they do at scale 1 (with radius 10 the scores could not move; the test above)."""
+def test_the_auto_radius_grows_with_the_dimension_not_with_a_small_scale():
+    """DPAUCMaximizer's radius="auto" is max(10, sqrt(d) / max(1, data_norm)) under the
+    clipping gradient solvers: unit-norm rows of 400 columns get 20; rows scaled down
+    keep 10, since under noise a ball grown as 1 / data_norm let the noise walk (a
+    review: features scaled by 1e-3, AUC 0.967 -> 0.619 at epsilon 1); output
+    perturbation keeps 10 (its noise grows with the ball)."""
     from sklearn.datasets import make_classification
     from sklearn.metrics import roc_auc_score
 
     from skdpminimax import DPAUCMaximizer
 
-    X, y = make_classification(200, 5, random_state=0)
-    aucs = []
-    for scale in (1e-6, 1.0):
-        with warnings.catch_warnings(record=True) as record:
-            warnings.simplefilter("always")
-            model = DPAUCMaximizer(epsilon=np.inf, data_norm=5.0 * scale,
-                                   accountant=BudgetAccountant()).fit(X * scale, y)
-        assert not any("radius * data_norm" in str(w.message) for w in record)
-        # max(10, max(10, sqrt(5)) / data_norm)
-        assert model.objective_.radius == pytest.approx(max(10.0, 10.0 / (5.0 * scale)))
-        aucs.append(roc_auc_score(y, model.decision_function(X * scale)))
-    assert aucs[0] > 0.95 and aucs[0] == pytest.approx(aucs[1], abs=0.01)
+    X, y = make_classification(300, 5, random_state=0)
+    aucs = {}
+    for radius in (10.0, "auto"):
+        model = DPAUCMaximizer(epsilon=1.0, data_norm=5e-3, pos_ratio=0.5, radius=radius,
+                               random_state=0, accountant=BudgetAccountant())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(X * 1e-3, y)
+        assert model.objective_.radius == 10.0
+        aucs[radius] = roc_auc_score(y, model.decision_function(X))
+    assert aucs["auto"] == aucs[10.0] > 0.8
+    wide = np.random.default_rng(0).normal(size=(60, 400))
+    wide /= np.linalg.norm(wide, axis=1, keepdims=True)
+    labels = np.arange(60) % 2
+    for solver, expected in (("sgda", 20.0), ("output_perturbation", 10.0)):
+        model = DPAUCMaximizer(epsilon=np.inf, data_norm=1.0, pos_ratio=0.5, solver=solver,
+                               accountant=BudgetAccountant())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(wide, labels)
+        assert model.objective_.radius == pytest.approx(expected)
 
 
 @cases

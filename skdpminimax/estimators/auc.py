@@ -13,7 +13,7 @@ from skdpminimax.estimators._groups import canonical_labels, comparable_class_la
 from skdpminimax.objectives.auc import SquareLossAUC, linear_solution_norm
 from skdpminimax.objectives.scorers import LinearScorer, MLPScorer
 from skdpminimax.privacy.mechanisms import count_posterior_mean, noisy_counts, private_count
-from skdpminimax.solvers import NoisySGDA, resolve_solver
+from skdpminimax.solvers import NoisyExtragradient, NoisySGDA, resolve_solver
 
 __all__ = ["DPAUCMaximizer"]
 
@@ -22,10 +22,9 @@ __all__ = ["DPAUCMaximizer"]
 # is already at least one row from either end; on more than 1,000 rows the clamp
 # still binds.)
 _RATIO_FLOOR = 1e-3
-# radius="auto": never below the earlier default (and the MLP's radius), and never so
-# large that its square (in the sets' diameters) leaves float64.
+# radius="auto": never below the earlier default (also the MLP's and the other
+# solvers' radius).
 _AUTO_RADIUS_FLOOR = 10.0
-_AUTO_RADIUS_CAP = 1e150
 # Noise std above this share of the smaller released class count (the count within
 # two noise steps of 0): the fit warns (a probe: 30 positives in 3,000 rows at
 # epsilon = 1, std ~28; a tenth of the releases were 0, which the rule before the
@@ -100,13 +99,16 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
     radius : float or "auto", default="auto"
         Radius of the L2 ball holding ``theta`` (a public constant; with
         ``data_norm`` it bounds the scores and the gradients). ``"auto"``: for the
-        linear scorer ``max(10, D)`` with ``D = max(10, sqrt(d)) / data_norm`` the
-        objective's guess of a solution's norm (the step rule's ``D``), so that
-        the ball holds the solutions the step is sized for: 10 (the earlier default)
-        unless ``data_norm`` is small against ``sqrt(d) / 10``, as on unit-norm
-        sparse rows (text-like rows of 20,000 columns: test AUC 83.4 -> 86.7
-        without noise, 78.2 -> 81.5 at epsilon 10; docs/benchmarks.md); 10 for the
-        MLP. With
+        linear scorer under ``NoisySGDA`` or ``NoisyExtragradient`` (the default
+        solver among them), ``max(10, sqrt(d) / max(1, data_norm))``, the step
+        rule's guess of a solution's norm on rows of norm up to 1, so that the ball
+        holds the sparse solutions the step is sized for: 10 (the earlier default)
+        unless ``d > 100`` and ``data_norm < sqrt(d) / 10``, as on unit-norm sparse
+        rows (text-like rows of 20,000 columns: test AUC 83.4 -> 86.7 without
+        noise, 78.2 -> 81.5 at epsilon 10; docs/benchmarks.md). It does not grow as
+        ``1 / data_norm`` (under noise a small ball regularises rows of a small
+        scale). 10 for the MLP and for the other solvers (output perturbation's
+        noise grows with the ball). With
         ``scorer="mlp"`` the initial weights alone have a norm near
         ``init_scale * sqrt(hidden_units / 3)`` (about 9.3 for 256 units at
         ``init_scale=1``, close to the default)
@@ -333,18 +335,21 @@ class DPAUCMaximizer(ClassifierMixin, DPMinimaxEstimator):
         """The ball's radius: ``radius``, or for ``"auto"`` (see the parameter)."""
         if self.radius != "auto":
             return float(self.radius)
-        if self.scorer == "mlp" or not data_norm > 0:
+        # Only the clipping gradient solvers, whose noise the clips set: output
+        # perturbation's noise grows with the ball. And with sqrt(d) on rows of norm
+        # up to 1, never as 1 / data_norm: under noise a ball larger than the data's
+        # scale needs lets the noise walk (a review: features scaled by 1e-3, AUC 0.97
+        # -> 0.62 at epsilon 1 with a radius that grew as 1 / data_norm).
+        gradient_solver = isinstance(self._resolve_solver(), (NoisySGDA, NoisyExtragradient))
+        if self.scorer == "mlp" or not gradient_solver or not data_norm > 0:
             return _AUTO_RADIUS_FLOOR
-        return min(_AUTO_RADIUS_CAP,
-                   max(_AUTO_RADIUS_FLOOR, linear_solution_norm(n_features, data_norm)))
+        return max(_AUTO_RADIUS_FLOOR, linear_solution_norm(n_features, max(1.0, data_norm)))
 
     def _linear_score_range(self, norm):
-        # The MLP's scores are not bounded by radius * data_norm. The auto radius
-        # grows as 1 / data_norm: its scores reach at least 10 whatever the scale.
+        # The MLP's scores are not bounded by radius * data_norm.
         if self.scorer != "linear":
             return None
-        n_features = getattr(self, "n_features_in_", 1)
-        return self._radius(n_features, norm) * norm
+        return self._radius(getattr(self, "n_features_in_", 1), norm) * norm
 
     def _make_scorer(self):
         if self.scorer == "mlp":
