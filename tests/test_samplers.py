@@ -131,3 +131,19 @@ def test_shuffled_epochs_count_whole_batches_in_n_epochs():
         nseg = NoisyExtragradient(mode="multi_pass", sampler="shuffle", batch_size=m,
                                   n_epochs=epochs).calibrate(objective, n, budget)
         assert nseg.n_steps <= steps and nseg.n_compositions == epochs
+
+
+def test_auto_epochs_end_on_a_whole_shuffled_epoch():
+    """n_epochs="auto" lengthens the run towards 8,000 steps; under shuffled epochs it
+    stops at the last whole epoch (1,000 rows in batches of 64: 15 a epoch, 7,995
+    steps, 533 epochs charged, not 534)."""
+    from skdpminimax.objectives import SquareLossAUC
+    from skdpminimax.privacy import PrivacyBudget
+    from skdpminimax.solvers import NoisySGDA
+    objective = SquareLossAUC(3, 0.5, data_norm=4.0, radius=10.0)
+    cal = NoisySGDA(sampler="shuffle", n_epochs="auto").calibrate(
+        objective, 1000, PrivacyBudget(np.inf, 1e-5))
+    assert (cal.n_steps, cal.n_compositions) == (7995, 533)
+    cal = NoisySGDA(sampler="shuffle", n_epochs="auto").calibrate(
+        objective, 1000, PrivacyBudget(50.0, 1e-5))
+    assert cal.n_steps % 15 == 0

@@ -78,12 +78,17 @@ def _nonconvex_step_clip(energy, n_steps):
     return product
 
 
-def _ladder(n_steps):
+def _ladder(n_steps, sampler=None):
     """The longer runs of the doubling ladder from ``n_steps``: ``2 n, 4 n, ...``, the
-    last one ``_AUTO_TARGET_STEPS``."""
+    last one ``_AUTO_TARGET_STEPS`` (for shuffled epochs the whole epochs within it:
+    a partial epoch is charged in full)."""
+    target = _AUTO_TARGET_STEPS
+    whole = getattr(sampler, "steps_per_epoch", None)
+    if whole:
+        target = max(n_steps, target // whole * whole)
     rungs = []
-    while n_steps < _AUTO_TARGET_STEPS:
-        n_steps = min(2 * n_steps, _AUTO_TARGET_STEPS)
+    while n_steps < target:
+        n_steps = min(2 * n_steps, target)
         rungs.append(n_steps)
     return rungs
 
@@ -101,7 +106,7 @@ def _longest_quiet_run(n_steps, plan, n_primal, sampler):
     (the energy is monotone in the length), typically in two calibrations besides
     ``n_steps``'s."""
     calibration = plan(n_steps)
-    rungs = _ladder(n_steps)
+    rungs = _ladder(n_steps, sampler)
     if not rungs:
         return calibration
     energy = primal_noise_energy(calibration, n_primal, sampler)
