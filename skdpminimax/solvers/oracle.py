@@ -61,10 +61,8 @@ def chunk_rows(indices, starts, stops, steps=slice(None)):
     starts, stops = np.asarray(starts)[steps], np.asarray(stops)[steps]
     if len(starts) == 0:
         return indices[:0]
-    if steps == slice(None) and starts[0] <= stops[-1]:
-        contiguous = np.array_equal(starts[1:], stops[:-1])
-        if contiguous:
-            return indices[starts[0]:stops[-1]]
+    if steps == slice(None) and np.array_equal(starts[1:], stops[:-1]):  # back to back
+        return indices[starts[0]:stops[-1]]
     return np.concatenate([indices[a:b] for a, b in zip(starts.tolist(), stops.tolist())])
 
 
@@ -330,29 +328,30 @@ class NoisyGradientOracle:
             self._pool[idx] = True
 
     @property
-    def batches_of_row(self):
-        """How many of its noisy batches each of its rows was in (an int array over its
-        rows), for a sampler that claims no subsampling; else ``None``."""
+    def batch_counts(self):
+        """``(rows, counts)`` for a sampler that claims no subsampling: the rows that
+        were in its noisy batches, as positions among the data the estimator handed over
+        (as :attr:`pool`; ``None`` where their origin is not known), and how many
+        batches each was in. ``None`` for other samplers."""
         if not self._counts_batches:
             return None
         if self._batches_of_row is None:
-            return np.zeros(self.data.n_samples, dtype=np.int32)
-        return self._batches_of_row
+            return (None if not self._traced else np.zeros(0, dtype=np.intp),
+                    np.zeros(0, dtype=np.int32))
+        own = np.flatnonzero(self._batches_of_row)
+        counts = self._batches_of_row[own]
+        if not self._traced:
+            return None, counts
+        return (own if self._row_ids is None else np.asarray(self._row_ids)[own]), counts
 
-    @property
-    def traced_rows(self):
-        """``(traced, row_ids)``: whether its rows trace back to the estimator's, and
-        their positions there (``None``: the estimator's rows themselves, in order)."""
-        return self._traced, self._row_ids
-
-    def _count_batch(self, idx):
-        """Add one batch of the rows ``idx`` (``None``: all) to the rows' counts."""
+    def _count_batch(self, idx, times=1):
+        """Add ``times`` batches of the rows ``idx`` (``None``: all) to the rows' counts."""
         if not self._counts_batches:
             return
         if self._batches_of_row is None:
             self._batches_of_row = np.zeros(self.data.n_samples, dtype=np.int32)
         if idx is None:
-            self._batches_of_row += 1
+            self._batches_of_row += times
         else:
             np.add.at(self._batches_of_row, np.asarray(idx), 1)
 
@@ -363,11 +362,7 @@ class NoisyGradientOracle:
         if self._noisy:
             self.n_used += int(n_calls)
             self._mark(indices)
-            if indices is None:
-                for _ in range(int(n_calls)):
-                    self._count_batch(None)
-            else:
-                self._count_batch(indices)
+            self._count_batch(indices, times=int(n_calls))
 
     @property
     def noisy(self):

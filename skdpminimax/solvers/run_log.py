@@ -225,31 +225,10 @@ def _check_batches_per_row(name, calibration, noisy):
 
 def _largest_batch_count(noisy):
     """The most noisy batches any original row was in, over the oracles that count
-    them (``None`` if none does): traced rows added up across oracles, rows of unknown
-    origin on their own."""
-    total, unknown, counted = None, 0, False
-    for oracle in noisy:
-        counts = getattr(oracle, "batches_of_row", None)
-        if counts is None:
-            continue
-        counted = True
-        traced, row_ids = oracle.traced_rows
-        if not traced:
-            unknown = max(unknown, int(counts.max(initial=0)))
-            continue
-        size = len(counts) if row_ids is None else int(np.max(row_ids, initial=-1)) + 1
-        if total is None or len(total) < size:
-            grown = np.zeros(size, dtype=np.int32)
-            if total is not None:
-                grown[:len(total)] = total
-            total = grown
-        if row_ids is None:
-            total[:len(counts)] += counts
-        else:
-            np.add.at(total, np.asarray(row_ids), counts)
-    if not counted:
-        return None
-    return max(unknown, int(total.max(initial=0)) if total is not None else 0)
+    them (``None`` if none does)."""
+    counted = [oracle.batch_counts for oracle in noisy
+               if getattr(oracle, "batch_counts", None) is not None]
+    return _largest_total(counted) if counted else None
 
 
 def _level(oracle, calibration, recorded):
@@ -287,18 +266,23 @@ def _check_ratio_levels(name, calibration, noisy, recorded, ratios, n_steps):
 def _largest_exposure(noisy):
     """The most releases any original row was exposed to: each oracle's releases
     counted against every row of its pool."""
-    if not noisy:
-        return 0
-    pools = [(oracle.pool, oracle.n_releases) for oracle in noisy]
-    traced = [(pool, n) for pool, n in pools if pool is not None and pool.size]
-    # rows of unknown origin: counted on their own, against no other run
-    unknown = max((n for pool, n in pools if pool is None), default=0)
+    return _largest_total([(oracle.pool, oracle.n_releases) for oracle in noisy])
+
+
+def _largest_total(entries):
+    """The largest sum over the original rows of ``(rows, amounts)`` entries: ``rows``
+    positions among the original rows, each listed once per entry, with an amount
+    each (an array, or one number for all), or ``None`` for rows of unknown origin,
+    counted on their own, against no other run."""
+    unknown = max((int(np.max(amounts, initial=0)) for rows, amounts in entries
+                   if rows is None), default=0)
+    traced = [(rows, amounts) for rows, amounts in entries if rows is not None and rows.size]
     if not traced:
-        return int(unknown)
-    counts = np.zeros(max(int(pool.max()) for pool, _ in traced) + 1, dtype=np.int32)
-    for pool, n in traced:
-        counts[pool] += n  # an oracle's pool lists each row once
-    return int(max(counts.max(), unknown))
+        return unknown
+    totals = np.zeros(max(int(rows.max()) for rows, _ in traced) + 1, dtype=np.int32)
+    for rows, amounts in traced:
+        totals[rows] += amounts  # each row once per entry
+    return int(max(totals.max(), unknown))
 
 
 _NOTHING_RELEASED = ("Nothing was released; the budget of this fit is spent. The run must "
